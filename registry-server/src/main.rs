@@ -1,0 +1,3 @@
+fn main() {
+    println!("skillpm-registry {}", env!("CARGO_PKG_VERSION"));
+}
