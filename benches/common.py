@@ -1,0 +1,50 @@
+"""Shared helpers for skillpm's whole-process benchmarks.
+
+Each benchmark times real commands as whole processes, several runs after a
+warm-up, and reports medians and the ratio to a baseline measured in the same
+run, so figures hold when the machine's speed drifts.
+"""
+import os
+import statistics
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def skillpm_bin():
+    """Builds the release binaries once and returns the skillpm path."""
+    subprocess.run(
+        ["cargo", "build", "--release", "--workspace", "--quiet"], cwd=ROOT, check=True
+    )
+    return os.path.join(ROOT, "target", "release", "skillpm")
+
+
+def time_cmd(cmd, runs=7, warmup=1, env=None, cwd=None, setup=None, shell=False):
+    """Median wall seconds of `cmd` over `runs` runs; `setup` runs before each."""
+    samples = []
+    for i in range(warmup + runs):
+        if setup:
+            setup()
+        start = time.perf_counter()
+        subprocess.run(
+            cmd,
+            env=env,
+            cwd=cwd,
+            shell=shell,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )
+        elapsed = time.perf_counter() - start
+        if i >= warmup:
+            samples.append(elapsed)
+    return statistics.median(samples), min(samples), max(samples)
+
+
+def report(rows):
+    """Prints rows of (label, median_seconds, baseline_label, baseline_median)."""
+    print(f"{'case':<44} {'median':>10} {'baseline':>28} {'ratio':>7}")
+    for label, med, base_label, base in rows:
+        ratio = med / base if base else float("nan")
+        print(f"{label:<44} {med*1000:>8.1f}ms {base_label:>18} {base*1000:>7.1f}ms {ratio:>6.2f}x")

@@ -1,0 +1,369 @@
+//! The evaluated view: every discovered skill with its state and reason.
+//!
+//! This is what `status`, `prompt` and `load` share. Entries are sorted by
+//! command, then highest precedence first, so every rendering of a catalog
+//! is deterministic.
+
+use super::config::{ConfigError, Environment};
+use super::discover::{self, Found, Root, Scope};
+use super::eligibility::{Probe, Reason, Requirements};
+use super::skill::{self, SkillDoc, SkillError, Warning};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum State {
+    Eligible,
+    Skipped,
+    Shadowed,
+    Invalid,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Eligible => "eligible",
+            State::Skipped => "skipped",
+            State::Shadowed => "shadowed",
+            State::Invalid => "invalid",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SkillEntry {
+    pub command: String,
+    /// The frontmatter `name`, else the directory name.
+    pub name: String,
+    pub description: String,
+    pub version: Option<String>,
+    pub path: PathBuf,
+    pub skill_md: PathBuf,
+    pub root: usize,
+    pub scope: Scope,
+    pub state: State,
+    pub reason: Option<Reason>,
+    pub warnings: Vec<Warning>,
+    pub requirements: Requirements,
+    /// The parsed file; `None` when it could not be loaded.
+    pub doc: Option<SkillDoc>,
+    /// Set by the installer layer: the version skillpm installed here.
+    pub installed: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub project: Option<PathBuf>,
+    pub roots: Vec<Root>,
+    pub skills: Vec<SkillEntry>,
+}
+
+impl Catalog {
+    /// Discovers, parses and evaluates every skill visible from `env`.
+    pub fn build(env: &Environment) -> Result<Catalog, ConfigError> {
+        let layout = discover::layout(env)?;
+        let found = discover::scan(&layout);
+        let parsed = parse_all(&found);
+        let mut skills: Vec<SkillEntry> = found
+            .into_iter()
+            .zip(parsed)
+            .map(|(f, doc)| entry(f, doc, &layout.roots))
+            .collect();
+        skills.sort_by(|a, b| a.command.cmp(&b.command).then(b.root.cmp(&a.root)));
+        evaluate(&mut skills, &layout.disabled, &Probe::new(env));
+        Ok(Catalog {
+            project: layout.project,
+            roots: layout.roots,
+            skills,
+        })
+    }
+
+    /// The skill an agent gets for `command` (the unshadowed one).
+    pub fn find(&self, command: &str) -> Option<&SkillEntry> {
+        self.skills
+            .iter()
+            .find(|s| s.command == command && s.state != State::Shadowed)
+    }
+
+    /// Skills an agent may use, in command order.
+    pub fn eligible(&self) -> impl Iterator<Item = &SkillEntry> {
+        self.skills.iter().filter(|s| s.state == State::Eligible)
+    }
+
+    /// The `status --json` document: a stable contract, so keys are
+    /// written in a fixed order.
+    pub fn to_json(&self) -> Value {
+        let roots: Vec<Value> = self
+            .roots
+            .iter()
+            .map(|r| json!({"path": r.path, "scope": r.scope.as_str(), "exists": r.exists}))
+            .collect();
+        let skills: Vec<Value> = self
+            .skills
+            .iter()
+            .map(|s| {
+                json!({
+                    "command": s.command,
+                    "name": s.name,
+                    "description": s.description,
+                    "version": s.version,
+                    "installed": s.installed,
+                    "path": s.path,
+                    "root": self.roots.get(s.root).map(|r| &r.path),
+                    "scope": s.scope.as_str(),
+                    "state": s.state.as_str(),
+                    "reason": s.reason,
+                    "unchecked": s.requirements.unchecked,
+                    "warnings": s.warnings.iter().map(|w| match w.line {
+                        Some(l) => format!("line {l}: {}", w.message),
+                        None => w.message.clone(),
+                    }).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({"project": self.project, "roots": roots, "skills": skills})
+    }
+}
+
+/// Parses every `SKILL.md`, spread over the available cores: reading and
+/// YAML parsing dominate `status` on large trees.
+fn parse_all(found: &[Found]) -> Vec<Result<SkillDoc, SkillError>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    if threads <= 1 || found.len() < 64 {
+        return found.iter().map(|f| skill::read(&f.skill_md)).collect();
+    }
+    let chunk = found.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = found
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|f| skill::read(&f.skill_md)).collect()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    vec![Err(SkillError::Io("parser thread failed".into())); chunk]
+                })
+            })
+            .collect()
+    })
+}
+
+fn entry(f: Found, doc: Result<SkillDoc, SkillError>, roots: &[Root]) -> SkillEntry {
+    let dir_name = f
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let scope = roots.get(f.root).map(|r| r.scope).unwrap_or(Scope::Extra);
+    let mut e = SkillEntry {
+        command: f.command,
+        name: dir_name.clone(),
+        description: String::new(),
+        version: None,
+        path: f.dir,
+        skill_md: f.skill_md,
+        root: f.root,
+        scope,
+        state: State::Eligible,
+        reason: None,
+        warnings: Vec::new(),
+        requirements: Requirements::default(),
+        doc: None,
+        installed: None,
+    };
+    match doc {
+        Ok(doc) => {
+            if let Some(n) = doc.name() {
+                if n != dir_name {
+                    e.warnings.push(Warning {
+                        line: doc.key_lines.get("name").copied(),
+                        message: format!("name `{n}` differs from directory `{dir_name}`"),
+                    });
+                }
+                e.name = n.to_string();
+            }
+            e.description = doc.description().to_string();
+            e.version = doc.version();
+            e.requirements = Requirements::from_frontmatter(&doc.frontmatter);
+            e.warnings.extend(doc.warnings.iter().cloned());
+            e.doc = Some(doc);
+        }
+        Err(err) => {
+            e.state = State::Invalid;
+            e.reason = Some(Reason::new(err.code(), err.detail()));
+        }
+    }
+    e
+}
+
+/// Applies shadowing, `disabled`, requirements and conflicts, in that
+/// order. `skills` is sorted by command, highest precedence first.
+fn evaluate(skills: &mut [SkillEntry], disabled: &[String], probe: &Probe) {
+    let mut winner: Option<(String, String)> = None;
+    for s in skills.iter_mut() {
+        match &winner {
+            Some((cmd, path)) if *cmd == s.command => {
+                s.state = State::Shadowed;
+                s.reason = Some(Reason::new("shadowed", format!("shadowed by {path}")));
+                continue;
+            }
+            _ => winner = Some((s.command.clone(), s.path.display().to_string())),
+        }
+        if s.state == State::Invalid {
+            continue;
+        }
+        if disabled
+            .iter()
+            .any(|d| *d == s.command || *d == s.name)
+        {
+            s.state = State::Skipped;
+            s.reason = Some(Reason::new("disabled", "disabled in config"));
+        } else if let Some(r) = probe.check(&s.requirements) {
+            s.state = State::Skipped;
+            s.reason = Some(r);
+        }
+    }
+    resolve_conflicts(skills);
+}
+
+/// Among eligible skills, the one with higher precedence (later root; in
+/// one root, the earlier command) keeps its place and the other is skipped.
+fn resolve_conflicts(skills: &mut [SkillEntry]) {
+    let mut order: Vec<usize> = (0..skills.len())
+        .filter(|&i| skills[i].state == State::Eligible)
+        .collect();
+    if !order.iter().any(|&i| !skills[i].requirements.conflicts.is_empty()) {
+        return;
+    }
+    order.sort_by(|&a, &b| {
+        skills[b]
+            .root
+            .cmp(&skills[a].root)
+            .then(skills[a].command.cmp(&skills[b].command))
+    });
+    // Who each accepted skill is, and whom it excludes.
+    let mut accepted: BTreeMap<String, String> = BTreeMap::new();
+    let mut excluded: BTreeMap<String, String> = BTreeMap::new();
+    for i in order {
+        let s = &skills[i];
+        let ids: HashSet<&str> = [s.command.as_str(), s.name.as_str()].into();
+        let hit = ids
+            .iter()
+            .find_map(|id| excluded.get(*id).cloned())
+            .or_else(|| {
+                s.requirements
+                    .conflicts
+                    .iter()
+                    .find_map(|c| accepted.get(c).cloned())
+            });
+        if let Some(other) = hit {
+            let s = &mut skills[i];
+            s.state = State::Skipped;
+            s.reason = Some(Reason::new(
+                "conflict",
+                format!("conflicts with `{other}`, which takes precedence"),
+            ));
+            continue;
+        }
+        for id in ids {
+            accepted.insert(id.to_string(), s.command.clone());
+        }
+        for c in &s.requirements.conflicts {
+            excluded.insert(c.clone(), s.command.clone());
+        }
+    }
+}
+
+/// One line per skill, grouped by state; ANSI colour only when asked.
+pub fn render_human(cat: &Catalog, color: bool) -> String {
+    let paint = |code: &str, s: &str| {
+        if color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    let project = cat
+        .project
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "(none: no skills.toml found)".to_string());
+    out.push_str(&format!("Project: {project}\nRoots (lowest precedence first):\n"));
+    for r in &cat.roots {
+        let missing = if r.exists { "" } else { "  (missing)" };
+        out.push_str(&format!(
+            "  {:<8} {}{missing}\n",
+            r.scope.as_str(),
+            r.path.display()
+        ));
+    }
+    let width = cat
+        .skills
+        .iter()
+        .map(|s| s.command.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(40);
+    for (state, title, colour) in [
+        (State::Eligible, "Eligible", "32"),
+        (State::Skipped, "Skipped", "33"),
+        (State::Shadowed, "Shadowed", "2"),
+        (State::Invalid, "Invalid", "31"),
+    ] {
+        let group: Vec<&SkillEntry> = cat.skills.iter().filter(|s| s.state == state).collect();
+        if group.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "\n{}\n",
+            paint(colour, &format!("{title} ({}):", group.len()))
+        ));
+        for s in group {
+            let detail = match &s.reason {
+                Some(r) if r.code == "shadowed" => r.detail.clone(),
+                Some(r) => format!("{}: {}", r.code, r.detail),
+                None => one_line(&s.description, 72),
+            };
+            let version = match (&s.installed, &s.version) {
+                (Some(v), _) => format!(" [installed {v}]"),
+                (None, Some(v)) => format!(" [{v}]"),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "  {:<width$}  {detail}{version}\n",
+                s.command
+            ));
+            for w in &s.warnings {
+                let at = w.line.map(|l| format!(":{l}")).unwrap_or_default();
+                out.push_str(&format!(
+                    "  {:<width$}  {} {}{at}: {}\n",
+                    "",
+                    paint("33", "warning:"),
+                    s.skill_md.display(),
+                    w.message
+                ));
+            }
+        }
+    }
+    if cat.skills.is_empty() {
+        out.push_str("\nNo skills found.\n");
+    }
+    out
+}
+
+/// Collapses whitespace and shortens to `max` characters.
+pub fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}

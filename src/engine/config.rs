@@ -1,0 +1,153 @@
+//! Where the engine looks, and what the user switched off.
+//!
+//! The engine reads only the `[engine]` table of the project's `skills.toml`
+//! and of the user config (`$XDG_CONFIG_HOME/skillpm/config.toml`); the rest
+//! of those files belongs to the installer. Everything the process
+//! environment contributes (home, PATH, variables, OS) is captured once in
+//! [`Environment`] so tests can build it explicitly and results are
+//! reproducible.
+
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The project manifest's file name; its directory is the project.
+pub const MANIFEST_FILE: &str = "skills.toml";
+
+/// Everything the engine needs from the outside world.
+#[derive(Debug, Clone)]
+pub struct Environment {
+    pub home: Option<PathBuf>,
+    /// The skillpm user config directory (`$XDG_CONFIG_HOME/skillpm`).
+    pub config_dir: Option<PathBuf>,
+    pub cwd: PathBuf,
+    /// The project directory given with `-C`, if any.
+    pub project_override: Option<PathBuf>,
+    pub path_var: Option<OsString>,
+    /// Names of environment variables that are set and non-empty.
+    pub env_set: BTreeSet<String>,
+    /// `std::env::consts::OS` spelling: `linux`, `macos`, `windows`, ...
+    pub os: String,
+}
+
+impl Environment {
+    /// Captures the current process's environment.
+    pub fn from_process(project_override: Option<PathBuf>) -> std::io::Result<Self> {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let config_base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        let env_set = std::env::vars_os()
+            .filter(|(_, v)| !v.is_empty())
+            .filter_map(|(k, _)| k.into_string().ok())
+            .collect();
+        Ok(Environment {
+            home,
+            config_dir: config_base.map(|b| b.join("skillpm")),
+            cwd: std::env::current_dir()?,
+            project_override,
+            path_var: std::env::var_os("PATH"),
+            env_set,
+            os: std::env::consts::OS.to_string(),
+        })
+    }
+
+    /// The project directory: `-C` if given, else the nearest ancestor of
+    /// the working directory holding `skills.toml`. `None` means "no
+    /// project"; the working directory then stands in for project roots.
+    pub fn project_dir(&self) -> Option<PathBuf> {
+        if let Some(p) = &self.project_override {
+            let p = if p.is_absolute() {
+                p.clone()
+            } else {
+                self.cwd.join(p)
+            };
+            return Some(p);
+        }
+        self.cwd
+            .ancestors()
+            .find(|d| d.join(MANIFEST_FILE).is_file())
+            .map(Path::to_path_buf)
+    }
+
+    /// The directory whose `.agents/skills` etc. are the project roots.
+    pub fn project_base(&self) -> PathBuf {
+        self.project_dir().unwrap_or_else(|| self.cwd.clone())
+    }
+
+    pub fn user_config_file(&self) -> Option<PathBuf> {
+        self.config_dir.as_ref().map(|d| d.join("config.toml"))
+    }
+}
+
+/// The `[engine]` table.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct EngineTable {
+    pub roots: Vec<String>,
+    pub disabled: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FileWithEngine {
+    engine: EngineTable,
+}
+
+/// A config file that exists but cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+/// Reads the `[engine]` table of a TOML file; a missing file is empty.
+pub fn read_engine_table(file: &Path) -> Result<EngineTable, ConfigError> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(EngineTable::default()),
+        Err(e) => {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                line: 1,
+                message: e.to_string(),
+            })
+        }
+    };
+    toml::from_str::<FileWithEngine>(&text)
+        .map(|f| f.engine)
+        .map_err(|e| ConfigError {
+            file: file.to_path_buf(),
+            line: line_of(&text, e.span().map(|s| s.start).unwrap_or(0)),
+            message: e.message().to_string(),
+        })
+}
+
+/// 1-based line of a byte offset.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    1 + text
+        .as_bytes()
+        .iter()
+        .take(offset)
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+/// Expands `~/` and makes `p` absolute against `base`.
+pub fn resolve_path(p: &str, base: &Path, home: Option<&Path>) -> PathBuf {
+    if let (Some(rest), Some(home)) = (p.strip_prefix("~/"), home) {
+        return home.join(rest);
+    }
+    let path = Path::new(p);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}

@@ -1,0 +1,243 @@
+//! Discovery roots, their precedence, and the recursive scan.
+//!
+//! Roots are listed lowest precedence first: the user roots, extra roots
+//! from the user config, the project roots, then extra roots from the
+//! project's `skills.toml`. Extra roots sit right above the scope that named
+//! them, so a project always beats the user, as it does for the built-in
+//! roots.
+
+use super::config::{read_engine_table, resolve_path, ConfigError, Environment, MANIFEST_FILE};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// Where a root came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    User,
+    Project,
+    Extra,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Extra => "extra",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Root {
+    pub path: PathBuf,
+    pub scope: Scope,
+    pub exists: bool,
+}
+
+/// The built-in user roots, relative to the home directory.
+pub const USER_ROOTS: &[&str] = &[".agents/skills", ".claude/skills"];
+/// The built-in project roots, relative to the project directory.
+pub const PROJECT_ROOTS: &[&str] = &[".agents/skills", ".claude/skills"];
+
+/// The roots and the `disabled` list, both read from config.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub project: Option<PathBuf>,
+    pub roots: Vec<Root>,
+    pub disabled: Vec<String>,
+}
+
+/// Computes the ordered roots for `env`.
+pub fn layout(env: &Environment) -> Result<Layout, ConfigError> {
+    let project = env.project_dir();
+    let base = env.project_base();
+    let home = env.home.as_deref();
+    let mut roots = Vec::new();
+    let mut disabled = Vec::new();
+    let mut push = |path: PathBuf, scope: Scope| {
+        if !roots.iter().any(|r: &Root| r.path == path) {
+            let exists = path.is_dir();
+            roots.push(Root {
+                path,
+                scope,
+                exists,
+            });
+        }
+    };
+    if let Some(h) = home {
+        for r in USER_ROOTS {
+            push(h.join(r), Scope::User);
+        }
+    }
+    if let (Some(cfg), Some(dir)) = (env.user_config_file(), env.config_dir.as_deref()) {
+        let table = read_engine_table(&cfg)?;
+        for r in &table.roots {
+            push(resolve_path(r, dir, home), Scope::Extra);
+        }
+        disabled.extend(table.disabled);
+    }
+    for r in PROJECT_ROOTS {
+        push(base.join(r), Scope::Project);
+    }
+    if let Some(p) = &project {
+        let table = read_engine_table(&p.join(MANIFEST_FILE))?;
+        for r in &table.roots {
+            push(resolve_path(r, p, home), Scope::Extra);
+        }
+        disabled.extend(table.disabled);
+    }
+    Ok(Layout {
+        project,
+        roots,
+        disabled,
+    })
+}
+
+/// A directory holding a `SKILL.md`.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// Path relative to the root, `/`-separated.
+    pub command: String,
+    pub dir: PathBuf,
+    pub skill_md: PathBuf,
+    /// Index into [`Layout::roots`].
+    pub root: usize,
+}
+
+/// The file names accepted for a skill's instructions, preferred first.
+pub const SKILL_FILES: &[&str] = &["SKILL.md", "skill.md"];
+
+/// Scans one root. Entries are visited in byte order of their names so the
+/// result is the same on every run and filesystem. Hidden directories
+/// (`.git`, installers' staging dirs) are skipped. Symlinked directories are
+/// followed; a directory already visited (a loop, or two links to one
+/// place) is not entered again.
+pub fn scan_root(root: &Path, root_index: usize, out: &mut Vec<Found>) {
+    let mut visited = HashSet::new();
+    if let Some(id) = dir_id(root) {
+        visited.insert(id);
+    }
+    let mut stack: Vec<(PathBuf, String)> = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, rel)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut subdirs = Vec::new();
+        let mut skill_file: Option<&str> = None;
+        for entry in rd.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Ok(ft) = entry.file_type() else { continue };
+            let is_dir = if ft.is_symlink() {
+                std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
+            } else {
+                ft.is_dir()
+            };
+            if is_dir {
+                if !name.starts_with('.') {
+                    subdirs.push(name.to_string());
+                }
+            } else if !rel.is_empty() {
+                for (i, f) in SKILL_FILES.iter().enumerate() {
+                    if name == *f {
+                        let better = skill_file
+                            .is_none_or(|cur| SKILL_FILES.iter().position(|x| *x == cur) > Some(i));
+                        if better {
+                            skill_file = Some(f);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(f) = skill_file {
+            out.push(Found {
+                command: rel.clone(),
+                dir: dir.clone(),
+                skill_md: dir.join(f),
+                root: root_index,
+            });
+        }
+        subdirs.sort_unstable();
+        // Reverse so the stack pops them in ascending order.
+        for name in subdirs.into_iter().rev() {
+            let path = dir.join(&name);
+            if let Some(id) = dir_id(&path) {
+                if !visited.insert(id) {
+                    continue;
+                }
+            }
+            let child_rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            stack.push((path, child_rel));
+        }
+    }
+}
+
+#[cfg(unix)]
+fn dir_id(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(p: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(p).ok()
+}
+
+/// Scans every existing root, lowest precedence first.
+pub fn scan(layout: &Layout) -> Vec<Found> {
+    let mut out = Vec::new();
+    for (i, root) in layout.roots.iter().enumerate() {
+        if root.exists {
+            scan_root(&root.path, i, &mut out);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(dir: &Path) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\ndescription: d\n---\n").unwrap();
+    }
+
+    #[test]
+    fn finds_nested_skills_sorted_and_skips_root() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("SKILL.md"), "---\ndescription: root\n---\n").unwrap();
+        skill(&t.path().join("b"));
+        skill(&t.path().join("a/inner"));
+        skill(&t.path().join("a"));
+        std::fs::create_dir_all(t.path().join("a/scripts")).unwrap();
+        skill(&t.path().join(".hidden"));
+        let mut out = Vec::new();
+        scan_root(t.path(), 0, &mut out);
+        let cmds: Vec<_> = out.iter().map(|f| f.command.as_str()).collect();
+        assert_eq!(cmds, ["a", "a/inner", "b"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn follows_symlinks_without_looping() {
+        let t = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        skill(&elsewhere.path().join("linked"));
+        std::os::unix::fs::symlink(elsewhere.path().join("linked"), t.path().join("linked"))
+            .unwrap();
+        std::fs::create_dir_all(t.path().join("loop")).unwrap();
+        std::os::unix::fs::symlink(t.path(), t.path().join("loop/back")).unwrap();
+        let mut out = Vec::new();
+        scan_root(t.path(), 0, &mut out);
+        let cmds: Vec<_> = out.iter().map(|f| f.command.as_str()).collect();
+        assert_eq!(cmds, ["linked"]);
+    }
+}

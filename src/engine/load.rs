@@ -1,0 +1,127 @@
+//! `load`: the `<skill_content>` block an agent receives when it invokes a
+//! skill — the body, where the skill lives, what files it bundles, and which
+//! sub-skills sit directly below it.
+
+use super::catalog::{Catalog, State};
+use super::discover::SKILL_FILES;
+use super::prompt::xml_escape;
+use std::path::{Path, PathBuf};
+
+/// At most this many bundled files are listed; the rest are counted.
+pub const MAX_BUNDLED_FILES: usize = 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("no skill with command `{0}`; run `skillpm status` to list commands")]
+    Unknown(String),
+    #[error("skill `{command}` cannot be loaded: {detail}")]
+    Invalid { command: String, detail: String },
+}
+
+/// Renders the block for `command`.
+pub fn render(cat: &Catalog, command: &str) -> Result<String, LoadError> {
+    let s = cat
+        .find(command)
+        .ok_or_else(|| LoadError::Unknown(command.to_string()))?;
+    let doc = match (&s.doc, s.state) {
+        (Some(doc), st) if st != State::Invalid => doc,
+        _ => {
+            return Err(LoadError::Invalid {
+                command: command.to_string(),
+                detail: s
+                    .reason
+                    .as_ref()
+                    .map(|r| format!("{}: {}", r.code, r.detail))
+                    .unwrap_or_default(),
+            })
+        }
+    };
+    let (files, more) = bundled_files(&s.path);
+    let prefix = format!("{command}/");
+    let children: Vec<_> = cat
+        .skills
+        .iter()
+        .filter(|c| c.state != State::Shadowed)
+        .filter(|c| {
+            c.command
+                .strip_prefix(&prefix)
+                .is_some_and(|rest| !rest.contains('/'))
+        })
+        .collect();
+    let mut out = format!(
+        "<skill_content command=\"{}\" name=\"{}\">\n",
+        xml_escape(command),
+        xml_escape(&s.name)
+    );
+    out.push_str(&doc.body);
+    if !doc.body.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "\nBase directory for this skill: {}\n",
+        s.path.display()
+    ));
+    if !files.is_empty() {
+        out.push_str("<bundled_files>\n");
+        for f in &files {
+            out.push_str(&format!("<file>{}</file>\n", xml_escape(f)));
+        }
+        if more > 0 {
+            out.push_str(&format!("<!-- {more} more file(s) not listed -->\n"));
+        }
+        out.push_str("</bundled_files>\n");
+    }
+    if !children.is_empty() {
+        out.push_str("<sub_skills>\n");
+        for c in children {
+            out.push_str(&format!(
+                "<skill command=\"{}\">{}</skill>\n",
+                xml_escape(&c.command),
+                xml_escape(&c.description)
+            ));
+        }
+        out.push_str("</sub_skills>\n");
+    }
+    out.push_str("</skill_content>\n");
+    Ok(out)
+}
+
+/// Files under `dir` (relative, sorted), excluding the skill file itself and
+/// any sub-skill directory; returns the first [`MAX_BUNDLED_FILES`] and how
+/// many more there are.
+pub fn bundled_files(dir: &Path) -> (Vec<String>, usize) {
+    let mut all = Vec::new();
+    let mut stack: Vec<(PathBuf, String)> = vec![(dir.to_path_buf(), String::new())];
+    while let Some((d, rel)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let path = e.path();
+            let child = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            // Follow symlinks with metadata(); a dangling link is skipped.
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                let is_sub_skill = SKILL_FILES.iter().any(|f| path.join(f).is_file());
+                if !is_sub_skill && !name.starts_with('.') && child.matches('/').count() < 16 {
+                    stack.push((path, child));
+                }
+            } else if !(rel.is_empty() && SKILL_FILES.contains(&name.as_str())) {
+                all.push(child);
+            }
+        }
+    }
+    all.sort();
+    let more = all.len().saturating_sub(MAX_BUNDLED_FILES);
+    all.truncate(MAX_BUNDLED_FILES);
+    (all, more)
+}

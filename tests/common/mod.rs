@@ -1,0 +1,134 @@
+//! Shared fixture for integration tests: an isolated HOME, config dir,
+//! PATH and project, and a runner for the real `skillpm` binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Fixture {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub config: PathBuf,
+    pub cache: PathBuf,
+    pub bin: PathBuf,
+    pub project: PathBuf,
+    pub extra_env: Vec<(String, String)>,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().to_path_buf();
+        let f = Fixture {
+            home: root.join("home"),
+            config: root.join("config"),
+            cache: root.join("cache"),
+            bin: root.join("bin"),
+            project: root.join("project"),
+            extra_env: Vec::new(),
+            tmp,
+        };
+        for d in [&f.home, &f.config, &f.bin, &f.project] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        f
+    }
+
+    pub fn root(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Writes `rel` under `base`, creating parents.
+    pub fn write(&self, base: &Path, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = base.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, contents).expect("write");
+        p
+    }
+
+    /// A skill directory with the given frontmatter lines and body.
+    pub fn skill(&self, root: &Path, command: &str, frontmatter: &str, body: &str) -> PathBuf {
+        self.write(
+            root,
+            &format!("{command}/SKILL.md"),
+            format!("---\n{frontmatter}\n---\n{body}"),
+        )
+        .parent()
+        .expect("parent")
+        .to_path_buf()
+    }
+
+    /// Puts a fake executable named `name` on the fixture PATH.
+    pub fn fake_bin(&self, name: &str) {
+        let p = self.write(&self.bin, name, "#!/bin/sh\nexit 0\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+    }
+
+    pub fn user_root(&self) -> PathBuf {
+        self.home.join(".agents/skills")
+    }
+
+    pub fn project_root(&self) -> PathBuf {
+        self.project.join(".agents/skills")
+    }
+
+    pub fn command(&self, exe: &str) -> Command {
+        let mut c = Command::new(exe);
+        c.env_clear()
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", &self.config)
+            .env("XDG_CACHE_HOME", &self.cache)
+            .env("PATH", &self.bin)
+            .env("NO_COLOR", "1")
+            .current_dir(&self.project);
+        for (k, v) in &self.extra_env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn skillpm(&self, args: &[&str]) -> Output {
+        self.command(env!("CARGO_BIN_EXE_skillpm"))
+            .args(args)
+            .output()
+            .expect("run skillpm")
+    }
+
+    /// Runs skillpm and asserts success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.skillpm(args);
+        assert!(
+            out.status.success(),
+            "skillpm {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8(out.stdout).expect("utf8 stdout")
+    }
+
+    pub fn status_json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.ok(&["status", "--json"])).expect("json")
+    }
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The entry for `command` with the given state in a status document.
+pub fn find<'a>(status: &'a serde_json::Value, command: &str, state: &str) -> &'a serde_json::Value {
+    status["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .find(|s| s["command"] == command && s["state"] == state)
+        .unwrap_or_else(|| panic!("no {state} skill {command} in {status:#}"))
+}
