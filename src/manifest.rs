@@ -1,0 +1,870 @@
+//! `skills.toml`: what the project asks for.
+//!
+//! The manifest is a checked-in file anyone can edit, so it is read with
+//! spans and every rejection names the file and line. Names, git URLs, refs
+//! and version requirements go through exactly the same validation as
+//! command-line specs ([`crate::spec`]), so a manifest cannot smuggle in
+//! what `skillpm add` would refuse.
+//!
+//! Reading ([`Manifest`]) and editing ([`ManifestEditor`]) are separate:
+//! `skillpm add/remove` must keep the user's comments and layout, which only
+//! a `toml_edit` document can do.
+
+use crate::name::{NameError, SkillName};
+use crate::spec::{self, GitRef, GitUrl, SpecError};
+use semver::VersionReq;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml_edit::{Document, DocumentMut, InlineTable, Item, Key, Value};
+
+/// The parsed, validated manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Manifest {
+    pub skills: BTreeMap<SkillName, Dependency>,
+    /// Registry name → base URL, from `[registries]`.
+    pub registries: BTreeMap<String, String>,
+    /// `[install] targets`; `None` means "use the built-in default".
+    pub install_targets: Option<Vec<String>>,
+}
+
+/// One entry of `[skills]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dependency {
+    Registry {
+        req: VersionReq,
+        registry: Option<String>,
+    },
+    Git {
+        url: GitUrl,
+        reference: Option<GitRef>,
+        /// Subdirectory of the repository holding the skill.
+        path: Option<String>,
+    },
+    Path {
+        path: String,
+    },
+}
+
+/// A manifest problem, located at a line of a file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: {kind}", file.display())]
+pub struct ManifestError {
+    pub file: PathBuf,
+    /// 1-based.
+    pub line: usize,
+    pub kind: ManifestErrorKind,
+}
+
+/// What is wrong; the message always suggests the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestErrorKind {
+    #[error("TOML syntax error: {0}")]
+    Syntax(String),
+    #[error("`{key}` must be {expected}")]
+    WrongType { key: String, expected: &'static str },
+    #[error("invalid skill name `{name}` in [skills]: {source}")]
+    BadName {
+        name: String,
+        #[source]
+        source: NameError,
+    },
+    #[error("skill `{name}`: {source}")]
+    BadSpec {
+        name: String,
+        #[source]
+        source: SpecError,
+    },
+    #[error("skill `{name}`: unknown key `{key}`; expected version, registry, git, tag, branch, rev, ref or path")]
+    UnknownKey { name: String, key: String },
+    #[error("skill `{name}`: `{a}` and `{b}` cannot be used together; keep one")]
+    Conflict {
+        name: String,
+        a: &'static str,
+        b: &'static str,
+    },
+    #[error("skill `{name}` has no source; give a version (`\"^1\"`), `git = \"https://...\"` or `path = \"./dir\"`")]
+    MissingSource { name: String },
+    #[error("skill `{name}`: `path` is empty; give a directory like `./vendor/{name}`")]
+    EmptyPath { name: String },
+    #[error("skill `{name}` uses registry `{registry}`, which is not defined; add `{registry} = \"https://...\"` under [registries]")]
+    UnknownRegistry { name: String, registry: String },
+    #[error("invalid registry name `{0}`; use letters, digits, '-' and '_'")]
+    BadRegistryName(String),
+    #[error("registry `{name}`: {source}")]
+    BadRegistryUrl {
+        name: String,
+        #[source]
+        source: SpecError,
+    },
+}
+
+/// The registry that needs no `[registries]` entry: its URL comes from the
+/// user's configuration.
+pub const DEFAULT_REGISTRY: &str = "default";
+
+/// Finds the 1-based line of a byte offset; tolerant of offsets past the end
+/// so that a span can never cause a panic.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Turns a `toml_edit` parse error into one line plus its line number.
+pub(crate) fn syntax_error(text: &str, e: &toml_edit::TomlError) -> (usize, String) {
+    let line = e.span().map_or(1, |s| line_of(text, s.start));
+    let msg = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    (line, msg)
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    file: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: Option<Range<usize>>, kind: ManifestErrorKind) -> ManifestError {
+        ManifestError {
+            file: self.file.to_path_buf(),
+            line: span.map_or(1, |s| line_of(self.text, s.start)),
+            kind,
+        }
+    }
+
+    /// Prefers the key's position: that is the line a person looks for.
+    fn at(&self, key: &Key, item: &Item, kind: ManifestErrorKind) -> ManifestError {
+        self.err(key.span().or_else(|| item.span()), kind)
+    }
+}
+
+fn wrong_type(key: String, expected: &'static str) -> ManifestErrorKind {
+    ManifestErrorKind::WrongType { key, expected }
+}
+
+impl Manifest {
+    /// Parses and validates `skills.toml`; `file` is only used in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Manifest, ManifestError> {
+        let cx = Ctx { text, file };
+        let doc = Document::parse(text).map_err(|e| {
+            let (line, msg) = syntax_error(text, &e);
+            ManifestError {
+                file: file.to_path_buf(),
+                line,
+                kind: ManifestErrorKind::Syntax(msg),
+            }
+        })?;
+        let root = doc.as_table();
+        let mut m = Manifest::default();
+
+        if let Some((key, item)) = root.get_key_value("registries") {
+            let table = item
+                .as_table_like()
+                .ok_or_else(|| cx.at(key, item, wrong_type("registries".into(), "a table")))?;
+            for (name, _) in table.iter() {
+                let Some((k, v)) = table.get_key_value(name) else {
+                    continue;
+                };
+                if name.is_empty()
+                    || !name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                {
+                    return Err(cx.at(k, v, ManifestErrorKind::BadRegistryName(name.into())));
+                }
+                let url = v.as_str().ok_or_else(|| {
+                    cx.at(
+                        k,
+                        v,
+                        wrong_type(format!("registries.{name}"), "a URL string"),
+                    )
+                })?;
+                spec::check_registry_url(url).map_err(|source| {
+                    cx.at(
+                        k,
+                        v,
+                        ManifestErrorKind::BadRegistryUrl {
+                            name: name.into(),
+                            source,
+                        },
+                    )
+                })?;
+                m.registries.insert(name.to_string(), url.to_string());
+            }
+        }
+
+        if let Some((key, item)) = root.get_key_value("skills") {
+            let table = item
+                .as_table_like()
+                .ok_or_else(|| cx.at(key, item, wrong_type("skills".into(), "a table")))?;
+            for (name, _) in table.iter() {
+                let Some((k, v)) = table.get_key_value(name) else {
+                    continue;
+                };
+                let skill = SkillName::new(name).map_err(|source| {
+                    cx.at(
+                        k,
+                        v,
+                        ManifestErrorKind::BadName {
+                            name: name.into(),
+                            source,
+                        },
+                    )
+                })?;
+                let dep = parse_dependency(&cx, name, k, v)?;
+                if let Dependency::Registry {
+                    registry: Some(r), ..
+                } = &dep
+                {
+                    if r != DEFAULT_REGISTRY && !m.registries.contains_key(r) {
+                        return Err(cx.at(
+                            k,
+                            v,
+                            ManifestErrorKind::UnknownRegistry {
+                                name: name.into(),
+                                registry: r.clone(),
+                            },
+                        ));
+                    }
+                }
+                m.skills.insert(skill, dep);
+            }
+        }
+
+        if let Some((key, item)) = root.get_key_value("install") {
+            let table = item
+                .as_table_like()
+                .ok_or_else(|| cx.at(key, item, wrong_type("install".into(), "a table")))?;
+            if let Some((k, v)) = table.get_key_value("targets") {
+                let expected = "an array of directory strings";
+                let arr = v
+                    .as_array()
+                    .ok_or_else(|| cx.at(k, v, wrong_type("install.targets".into(), expected)))?;
+                let mut targets = Vec::with_capacity(arr.len());
+                for t in arr.iter() {
+                    match t.as_str() {
+                        Some(s) if !s.is_empty() && !s.chars().any(char::is_control) => {
+                            targets.push(s.to_string())
+                        }
+                        _ => {
+                            return Err(cx.err(
+                                t.span().or_else(|| k.span()),
+                                wrong_type("install.targets".into(), expected),
+                            ))
+                        }
+                    }
+                }
+                m.install_targets = Some(targets);
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// String-valued keys of a dependency table, with where each was written.
+#[derive(Default)]
+struct DepKeys {
+    version: Option<String>,
+    registry: Option<String>,
+    git: Option<String>,
+    path: Option<String>,
+    reference: Option<GitRef>,
+    ref_key: Option<&'static str>,
+}
+
+fn parse_dependency(
+    cx: &Ctx<'_>,
+    name: &str,
+    key: &Key,
+    item: &Item,
+) -> Result<Dependency, ManifestError> {
+    let bad_spec = |source| ManifestErrorKind::BadSpec {
+        name: name.into(),
+        source,
+    };
+    if let Some(s) = item.as_str() {
+        let req = spec::parse_version_req(s).map_err(|e| cx.at(key, item, bad_spec(e)))?;
+        return Ok(Dependency::Registry {
+            req,
+            registry: None,
+        });
+    }
+    let table = item.as_table_like().ok_or_else(|| {
+        cx.at(
+            key,
+            item,
+            wrong_type(
+                format!("skills.{name}"),
+                "a version string or a table like { git = \"...\" }",
+            ),
+        )
+    })?;
+
+    let mut d = DepKeys::default();
+    for (field, _) in table.iter() {
+        let Some((fk, fv)) = table.get_key_value(field) else {
+            continue;
+        };
+        let here = |kind| cx.at(fk, fv, kind);
+        let known: &'static str = match field {
+            "version" => "version",
+            "registry" => "registry",
+            "git" => "git",
+            "path" => "path",
+            "tag" => "tag",
+            "branch" => "branch",
+            "rev" => "rev",
+            "ref" => "ref",
+            _ => {
+                return Err(here(ManifestErrorKind::UnknownKey {
+                    name: name.into(),
+                    key: field.into(),
+                }))
+            }
+        };
+        let value = fv
+            .as_str()
+            .ok_or_else(|| here(wrong_type(format!("skills.{name}.{field}"), "a string")))?
+            .to_string();
+        let slot = match known {
+            "version" => &mut d.version,
+            "registry" => &mut d.registry,
+            "git" => &mut d.git,
+            "path" => &mut d.path,
+            _ => {
+                if let Some(prev) = d.ref_key {
+                    return Err(here(ManifestErrorKind::Conflict {
+                        name: name.into(),
+                        a: prev,
+                        b: known,
+                    }));
+                }
+                spec::check_ref(&value).map_err(|e| here(bad_spec(e)))?;
+                d.ref_key = Some(known);
+                d.reference = Some(match known {
+                    "tag" => GitRef::Tag(value),
+                    "branch" => GitRef::Branch(value),
+                    "rev" => GitRef::Rev(value),
+                    _ => GitRef::Unspecified(value),
+                });
+                continue;
+            }
+        };
+        // Validation that needs the value's own line happens here.
+        match known {
+            "version" => {
+                spec::parse_version_req(&value).map_err(|e| here(bad_spec(e)))?;
+            }
+            "git" => {
+                GitUrl::parse(&value).map_err(|e| here(bad_spec(e)))?;
+            }
+            _ => {}
+        }
+        *slot = Some(value);
+    }
+
+    let at = |kind| cx.at(key, item, kind);
+    let conflict = |a, b| {
+        at(ManifestErrorKind::Conflict {
+            name: name.into(),
+            a,
+            b,
+        })
+    };
+    if let Some(git) = d.git {
+        if d.version.is_some() {
+            return Err(conflict("git", "version"));
+        }
+        if d.registry.is_some() {
+            return Err(conflict("git", "registry"));
+        }
+        let url = GitUrl::parse(&git).map_err(|e| at(bad_spec(e)))?;
+        if let Some(p) = &d.path {
+            spec::check_subpath(p).map_err(|e| at(bad_spec(e)))?;
+        }
+        return Ok(Dependency::Git {
+            url,
+            reference: d.reference,
+            path: d.path,
+        });
+    }
+    if let Some(path) = d.path {
+        if d.version.is_some() {
+            return Err(conflict("path", "version"));
+        }
+        if d.registry.is_some() {
+            return Err(conflict("path", "registry"));
+        }
+        if let Some(r) = d.ref_key {
+            return Err(conflict("path", r));
+        }
+        if path.is_empty() || path.chars().any(char::is_control) {
+            return Err(at(ManifestErrorKind::EmptyPath { name: name.into() }));
+        }
+        return Ok(Dependency::Path { path });
+    }
+    if d.version.is_none() && d.registry.is_none() {
+        return Err(at(ManifestErrorKind::MissingSource { name: name.into() }));
+    }
+    if let Some(r) = d.ref_key {
+        return Err(conflict("version", r));
+    }
+    let req = match d.version {
+        Some(v) => spec::parse_version_req(&v).map_err(|e| at(bad_spec(e)))?,
+        None => VersionReq::STAR,
+    };
+    Ok(Dependency::Registry {
+        req,
+        registry: d.registry,
+    })
+}
+
+/// Format-preserving editor used by `skillpm add/remove`.
+pub struct ManifestEditor {
+    doc: DocumentMut,
+}
+
+impl ManifestEditor {
+    /// Parses for editing. Only the syntax and the shape of `[skills]` are
+    /// checked here; use [`Manifest::parse`] for full validation.
+    pub fn parse(text: &str, file: &Path) -> Result<ManifestEditor, ManifestError> {
+        let doc = Document::parse(text.to_string()).map_err(|e| {
+            let (line, msg) = syntax_error(text, &e);
+            ManifestError {
+                file: file.to_path_buf(),
+                line,
+                kind: ManifestErrorKind::Syntax(msg),
+            }
+        })?;
+        if let Some((key, item)) = doc.as_table().get_key_value("skills") {
+            if !item.is_table_like() {
+                let cx = Ctx { text, file };
+                return Err(cx.at(key, item, wrong_type("skills".into(), "a table")));
+            }
+        }
+        Ok(ManifestEditor {
+            doc: doc.into_mut(),
+        })
+    }
+
+    /// Inserts or replaces `[skills] name`; an existing entry keeps its
+    /// place and its trailing comment, a new one goes last.
+    pub fn set_dependency(&mut self, name: &SkillName, dep: &Dependency) {
+        let root = self.doc.as_table_mut();
+        if !root.get("skills").is_some_and(Item::is_table_like) {
+            root.insert("skills", Item::Table(toml_edit::Table::new()));
+        }
+        let Some(skills) = root.get_mut("skills").and_then(Item::as_table_like_mut) else {
+            return;
+        };
+        let mut value = dependency_value(dep);
+        match skills.get_mut(name.as_str()) {
+            Some(Item::Value(old)) => {
+                *value.decor_mut() = old.decor().clone();
+                *old = value;
+            }
+            Some(other) => *other = Item::Value(value),
+            None => {
+                skills.insert(name.as_str(), Item::Value(value));
+            }
+        }
+    }
+
+    /// Removes `[skills] name`; returns whether it was there.
+    pub fn remove_dependency(&mut self, name: &SkillName) -> bool {
+        self.doc
+            .as_table_mut()
+            .get_mut("skills")
+            .and_then(Item::as_table_like_mut)
+            .is_some_and(|t| t.remove(name.as_str()).is_some())
+    }
+}
+
+impl fmt::Display for ManifestEditor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.doc, f)
+    }
+}
+
+/// The TOML value for a dependency. Git URLs are written as given (the
+/// user typed them, and git needs any credentials to fetch).
+fn dependency_value(dep: &Dependency) -> Value {
+    let mut t = InlineTable::new();
+    match dep {
+        Dependency::Registry {
+            req,
+            registry: None,
+        } => return Value::from(req.to_string()),
+        Dependency::Registry {
+            req,
+            registry: Some(r),
+        } => {
+            t.insert("version", Value::from(req.to_string()));
+            t.insert("registry", Value::from(r.as_str()));
+        }
+        Dependency::Git {
+            url,
+            reference,
+            path,
+        } => {
+            t.insert("git", Value::from(url.as_str()));
+            if let Some(r) = reference {
+                t.insert(r.key(), Value::from(r.as_str()));
+            }
+            if let Some(p) = path {
+                t.insert("path", Value::from(p.as_str()));
+            }
+        }
+        Dependency::Path { path } => {
+            t.insert("path", Value::from(path.as_str()));
+        }
+    }
+    t.fmt();
+    Value::InlineTable(t)
+}
+
+/// Starter `skills.toml` written by `skillpm init`.
+pub fn init_template() -> &'static str {
+    r#"# Skills this project uses. `skillpm add <spec>` edits this file and keeps
+# your comments; `skillpm install` resolves it into skills.lock.
+
+[skills]
+# From the default registry, with a Cargo-style version requirement:
+# code-review = "^1"
+# From a named registry (defined under [registries] below):
+# pdf = { version = "~2.1", registry = "acme" }
+# From git (at most one of tag / branch / rev; `path` is the skill's
+# directory inside the repository):
+# house-style = { git = "https://github.com/acme/skills.git", tag = "v1.4.0", path = "house-style" }
+# From a local directory:
+# local-thing = { path = "./vendor/local-thing" }
+
+# [registries]
+# acme = "https://skills.acme.internal"
+
+# [install]
+# Directories skills are installed into:
+# targets = [".agents/skills", ".claude/skills"]
+"#
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Manifest, ManifestError> {
+        Manifest::parse(text, Path::new("skills.toml"))
+    }
+
+    fn err(text: &str) -> ManifestError {
+        match parse(text) {
+            Err(e) => e,
+            Ok(m) => panic!("expected an error for {text:?}, got {m:?}"),
+        }
+    }
+
+    fn name(s: &str) -> SkillName {
+        SkillName::new(s).unwrap()
+    }
+
+    const FULL: &str = r#"
+[skills]
+code-review = "^1"
+pdf = { version = "~2.1", registry = "acme" }
+house-style = { git = "https://github.com/acme/skills.git", tag = "v1.4.0", path = "house-style" }
+local-thing = { path = "./vendor/local-thing" }
+
+[registries]
+default = "http://127.0.0.1:7878"
+acme = "https://skills.acme.internal"
+
+[install]
+targets = [".agents/skills", ".claude/skills"]
+
+[engine]
+roots = ["extra/skills"]
+disabled = ["some-skill"]
+
+[something-else]
+x = 1
+"#;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let m = parse(FULL).unwrap();
+        assert_eq!(m.skills.len(), 4);
+        assert_eq!(
+            m.skills[&name("code-review")],
+            Dependency::Registry {
+                req: VersionReq::parse("^1").unwrap(),
+                registry: None
+            }
+        );
+        assert_eq!(
+            m.skills[&name("pdf")],
+            Dependency::Registry {
+                req: VersionReq::parse("~2.1").unwrap(),
+                registry: Some("acme".into())
+            }
+        );
+        match &m.skills[&name("house-style")] {
+            Dependency::Git {
+                url,
+                reference,
+                path,
+            } => {
+                assert_eq!(url.as_str(), "https://github.com/acme/skills.git");
+                assert_eq!(reference, &Some(GitRef::Tag("v1.4.0".into())));
+                assert_eq!(path.as_deref(), Some("house-style"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            m.skills[&name("local-thing")],
+            Dependency::Path {
+                path: "./vendor/local-thing".into()
+            }
+        );
+        assert_eq!(m.registries.len(), 2);
+        assert_eq!(
+            m.install_targets,
+            Some(vec![".agents/skills".into(), ".claude/skills".into()])
+        );
+        assert_eq!(parse("").unwrap(), Manifest::default());
+    }
+
+    #[test]
+    fn accepts_ranges_sub_tables_and_credential_urls() {
+        let m = parse(
+            "[skills.a]\nversion = \">=1.2, <2\"\n[skills]\nb = { git = \"https://u:tok@h/x.git\", ref = \"main\" }\n",
+        );
+        // `[skills]` after `[skills.a]` is valid TOML.
+        let m = m.unwrap();
+        assert_eq!(
+            m.skills[&name("a")],
+            Dependency::Registry {
+                req: VersionReq::parse(">=1.2, <2").unwrap(),
+                registry: None
+            }
+        );
+        match &m.skills[&name("b")] {
+            Dependency::Git { url, reference, .. } => {
+                assert_eq!(url.to_string(), "https://h/x.git");
+                assert_eq!(reference, &Some(GitRef::Unspecified("main".into())));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!format!("{m:?}").contains("tok"));
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let cases: &[(&str, usize, &str)] = &[
+            ("[skills]\na = \"^1\"\nb = [\n", 3, "TOML syntax error"),
+            ("[skills]\n\nBad = \"^1\"\n", 3, "invalid skill name `Bad`"),
+            (
+                "[skills]\na = \"^1\"\nb = \"not a req\"\n",
+                3,
+                "invalid version requirement",
+            ),
+            ("[skills]\na = 5\n", 2, "`skills.a` must be"),
+            ("skills = 5\n", 1, "`skills` must be a table"),
+            (
+                "[skills]\na = { git = \"http://h/x\" }\n",
+                2,
+                "unsupported git URL scheme `http://`",
+            ),
+            ("[skills]\na = { git = \"ext::sh\" }\n", 2, "`ext::`"),
+            (
+                "[skills]\na = { git = \"https://h/x\", tag = \"a\", rev = \"b\" }\n",
+                2,
+                "`tag` and `rev`",
+            ),
+            (
+                "[skills]\na = { git = \"https://h/x\", tag = \"-x\" }\n",
+                2,
+                "starts with '-'",
+            ),
+            (
+                "[skills]\na = { git = \"https://h/x\", version = \"1\" }\n",
+                2,
+                "`git` and `version`",
+            ),
+            (
+                "[skills]\na = { git = \"https://h/x\", path = \"../up\" }\n",
+                2,
+                "`..`",
+            ),
+            (
+                "[skills]\na = { version = \"1\", tag = \"v1\" }\n",
+                2,
+                "`version` and `tag`",
+            ),
+            (
+                "[skills]\na = { path = \"./x\", version = \"1\" }\n",
+                2,
+                "`path` and `version`",
+            ),
+            (
+                "[skills]\na = { colour = \"red\" }\n",
+                2,
+                "unknown key `colour`",
+            ),
+            ("[skills]\na = {}\n", 2, "has no source"),
+            ("[skills]\na = { path = \"\" }\n", 2, "`path` is empty"),
+            (
+                "[skills]\na = { version = 1 }\n",
+                2,
+                "`skills.a.version` must be a string",
+            ),
+            (
+                "[skills]\n\n[skills.a]\n\nversion = \"foo\"\n",
+                5,
+                "invalid version requirement",
+            ),
+            (
+                "[skills]\na = { version = \"1\", registry = \"nope\" }\n",
+                2,
+                "registry `nope`, which is not defined",
+            ),
+            (
+                "[registries]\nx = \"ftp://h\"\n",
+                2,
+                "only http:// and https://",
+            ),
+            (
+                "[registries]\nx = \"https://u:p@h\"\n",
+                2,
+                "contains credentials",
+            ),
+            (
+                "[registries]\n\"a b\" = \"https://h\"\n",
+                2,
+                "invalid registry name",
+            ),
+            ("[install]\ntargets = \"x\"\n", 2, "install.targets"),
+            ("[install]\ntargets = [\n\"a\",\n3]\n", 4, "install.targets"),
+        ];
+        for (text, line, needle) in cases {
+            let e = err(text);
+            let msg = e.to_string();
+            assert_eq!(e.line, *line, "{text:?}: {msg}");
+            assert!(msg.starts_with(&format!("skills.toml:{line}: ")), "{msg}");
+            assert!(msg.contains(needle), "{text:?}: {msg}");
+            assert!(!msg.contains('\n'), "{msg}");
+        }
+        // The default registry needs no [registries] entry.
+        assert!(parse("[skills]\na = { version = \"1\", registry = \"default\" }\n").is_ok());
+    }
+
+    #[test]
+    fn editor_round_trips_untouched_text() {
+        let text = "# my skills\n[skills]\ncode-review   =   \"^1\"   # pinned by team\n\n[engine]\nroots = [ 'x' ]\n";
+        let ed = ManifestEditor::parse(text, Path::new("skills.toml")).unwrap();
+        assert_eq!(ed.to_string(), text);
+    }
+
+    #[test]
+    fn editor_adds_replaces_and_removes() {
+        let text = "# top comment\n[skills]\nzeta = \"^1\"   # keep me\nalpha = { path = \"./a\" }\n\n[registries]\nacme = \"https://a\"\n";
+        let mut ed = ManifestEditor::parse(text, Path::new("skills.toml")).unwrap();
+
+        ed.set_dependency(
+            &name("zeta"),
+            &Dependency::Registry {
+                req: VersionReq::parse("~2.1").unwrap(),
+                registry: None,
+            },
+        );
+        ed.set_dependency(
+            &name("pdf"),
+            &Dependency::Registry {
+                req: VersionReq::parse("^2").unwrap(),
+                registry: Some("acme".into()),
+            },
+        );
+        ed.set_dependency(
+            &name("house"),
+            &Dependency::Git {
+                url: GitUrl::parse("https://github.com/acme/skills.git").unwrap(),
+                reference: Some(GitRef::Tag("v1.4.0".into())),
+                path: Some("house-style".into()),
+            },
+        );
+        assert!(ed.remove_dependency(&name("alpha")));
+        assert!(!ed.remove_dependency(&name("alpha")));
+        let out = ed.to_string();
+        assert_eq!(
+            out,
+            "# top comment\n[skills]\nzeta = \"~2.1\"   # keep me\n\
+             pdf = { version = \"^2\", registry = \"acme\" }\n\
+             house = { git = \"https://github.com/acme/skills.git\", tag = \"v1.4.0\", path = \"house-style\" }\n\
+             \n[registries]\nacme = \"https://a\"\n"
+        );
+        // What the editor writes, the reader accepts.
+        let m = parse(&out).unwrap();
+        assert_eq!(m.skills.len(), 3);
+    }
+
+    #[test]
+    fn editor_creates_skills_table() {
+        let mut ed = ManifestEditor::parse("", Path::new("skills.toml")).unwrap();
+        ed.set_dependency(
+            &name("local"),
+            &Dependency::Path {
+                path: "./vendor/local".into(),
+            },
+        );
+        assert_eq!(
+            ed.to_string(),
+            "[skills]\nlocal = { path = \"./vendor/local\" }\n"
+        );
+        assert!(ManifestEditor::parse("skills = 1", Path::new("s.toml")).is_err());
+        let e = ManifestEditor::parse("[skills\n", Path::new("s.toml"))
+            .err()
+            .unwrap();
+        assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn init_template_is_a_valid_empty_manifest() {
+        let m = parse(init_template()).unwrap();
+        assert!(m.skills.is_empty());
+        let mut ed = ManifestEditor::parse(init_template(), Path::new("skills.toml")).unwrap();
+        ed.set_dependency(
+            &name("code-review"),
+            &Dependency::Registry {
+                req: VersionReq::parse("^1").unwrap(),
+                registry: None,
+            },
+        );
+        let out = ed.to_string();
+        assert!(out.contains("# code-review = \"^1\""));
+        assert!(parse(&out)
+            .unwrap()
+            .skills
+            .contains_key(&name("code-review")));
+    }
+
+    #[test]
+    fn truncated_input_never_panics() {
+        for end in 0..=FULL.len() {
+            if let Some(prefix) = FULL.get(..end) {
+                if let Err(e) = parse(prefix) {
+                    assert!(e.line >= 1 && e.line <= prefix.lines().count().max(1) + 1);
+                }
+                let _ = ManifestEditor::parse(prefix, Path::new("skills.toml"));
+            }
+        }
+    }
+}

@@ -1,0 +1,871 @@
+//! Install specs: what a user types after `skillpm add`.
+//!
+//! A spec is hostile input that may end up as an argument to `git`, so it is
+//! checked against a strict character allowlist *before* any parsing, and
+//! every piece that can reach a subprocess (URL, host, ref) is rejected if it
+//! could be read as an option (leading `-`) or selects a dangerous transport
+//! (`ext::`, `fd::`, plain `http://`, `git://`).
+//!
+//! # Grammar
+//!
+//! ```text
+//! spec      = registry | git | path
+//!
+//! registry  = NAME [ "@" REQ ]
+//!     NAME  = 1-64 of [a-z0-9-], single hyphens, no leading/trailing hyphen
+//!     REQ   = Cargo semver requirement: ^1, ~1.2, =1.4.2, 1.4.2, *
+//!             (a bare version means ^; without @REQ the requirement is *;
+//!             ranges with > < or commas are outside the allowlist, so they
+//!             can only be written in skills.toml)
+//!
+//! git       = "git+" URL [ "@" REF ]
+//!     URL   = "https://" [USER [":" PASS] "@"] HOST [":" PORT] "/" PATH
+//!           | "ssh://"   [USER [":" PASS] "@"] HOST [":" PORT] "/" PATH
+//!           | "file://"  [HOST] "/" PATH
+//!           | USER "@" HOST ":" PATH                      (scp-like)
+//!     REF   = tag, branch or commit; the resolver decides which.
+//!             The "@" that starts REF is the last "@" after the last "/"
+//!             and the last ":" of the URL, so a REF cannot contain "/".
+//!
+//! path      = ("./" | "../" | "/") ANY  |  "."  |  ".."
+//! ```
+//!
+//! Every spec may only use the characters `A-Z a-z 0-9 - _ . / : @ + = ~ ^`
+//! and may not start with `-`. This rules out version requirements with
+//! `>`, `<`, spaces or commas, and refs containing `/`; write those in
+//! `skills.toml` (`version = ">=1.2, <2"`, `branch = "feature/x"`).
+
+use crate::name::{NameError, SkillName};
+use semver::VersionReq;
+use std::fmt;
+
+/// The spec character allowlist, as shown to users in error messages.
+pub const ALLOWED: &str = "A-Za-z0-9-_./:@+=~^";
+
+/// Why a spec (or a URL, ref or version requirement inside one) is rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("empty {what}; give a skill name (`code-review@^1`), `git+https://...` or a path like `./dir`")]
+    Empty { what: &'static str },
+    #[error("invalid character {} at position {pos} in {what} `{}`; only {ALLOWED} are allowed", describe_char(*.ch), show(.input))]
+    InvalidChar {
+        what: &'static str,
+        ch: char,
+        pos: usize,
+        input: String,
+    },
+    #[error("{what} `{}` starts with '-', which git would read as an option; remove the leading '-'", show(.input))]
+    LeadingDash { what: &'static str, input: String },
+    #[error("invalid skill name `{name}`: {source}")]
+    BadName {
+        name: String,
+        #[source]
+        source: NameError,
+    },
+    #[error("invalid version requirement `{req}`: {message}; use Cargo syntax like `^1.2`, `~1.2`, `>=1.2` or `1.4.2`")]
+    BadVersionReq { req: String, message: String },
+    #[error("unsupported git URL scheme `{scheme}` in `{url}`; use https://, ssh://, file:// or user@host:path")]
+    UnsupportedScheme { scheme: String, url: String },
+    #[error("invalid git URL `{url}`: {reason}")]
+    BadGitUrl { url: String, reason: String },
+    #[error("`{input}` looks like a git URL; write it as `git+{input}`")]
+    MissingGitPrefix { input: String },
+    #[error("invalid path `{}` inside the repository: {reason}", show(.path))]
+    BadSubpath { path: String, reason: &'static str },
+    #[error("invalid registry URL `{url}`: {reason}")]
+    BadRegistryUrl { url: String, reason: String },
+}
+
+/// A parsed install spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spec {
+    Registry {
+        name: SkillName,
+        req: VersionReq,
+        /// Always `None` from a spec: registry choice lives in the manifest,
+        /// so a typed spec can never silently redirect to another server.
+        registry: Option<String>,
+    },
+    Git {
+        url: GitUrl,
+        reference: Option<GitRef>,
+    },
+    Path {
+        path: String,
+    },
+}
+
+/// A git revision selector.
+///
+/// A spec cannot tell a tag from a branch, so it yields `Unspecified` and
+/// leaves the decision to the resolver; the manifest says which it means.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum GitRef {
+    Unspecified(String),
+    Tag(String),
+    Branch(String),
+    Rev(String),
+}
+
+/// Which transport a [`GitUrl`] uses; only these are ever handed to git.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GitScheme {
+    Https,
+    Ssh,
+    File,
+    /// `user@host:path`, which git runs over ssh.
+    Scp,
+}
+
+/// A git URL that passed the transport allowlist and option-injection checks.
+///
+/// The original text is kept because git must receive exactly what the user
+/// wrote (including credentials); everything shown to humans or stored in
+/// the lockfile goes through [`GitUrl::redacted`] instead, which is also what
+/// `Display` and `Debug` print.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct GitUrl {
+    raw: String,
+    scheme: GitScheme,
+    redacted: String,
+    host: String,
+    has_secret: bool,
+}
+
+/// Checks the character allowlist; runs before any parsing so that no later
+/// stage ever sees shell metacharacters, whitespace or look-alike Unicode.
+pub fn check_allowlist(s: &str) -> Result<(), SpecError> {
+    check_chars("spec", s)?;
+    if s.starts_with('-') {
+        return Err(SpecError::LeadingDash {
+            what: "spec",
+            input: s.to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn check_chars(what: &'static str, s: &str) -> Result<(), SpecError> {
+    if s.is_empty() {
+        return Err(SpecError::Empty { what });
+    }
+    match s.chars().enumerate().find(|&(_, c)| !is_allowed(c)) {
+        Some((i, ch)) => Err(SpecError::InvalidChar {
+            what,
+            ch,
+            pos: i + 1,
+            input: s.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether `c` is in [`ALLOWED`].
+pub fn is_allowed(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-_./:@+=~^".contains(c)
+}
+
+/// Names a character so that invisible or look-alike characters are obvious.
+fn describe_char(c: char) -> String {
+    if c.is_ascii_graphic() || matches!(c, ' ' | '\n' | '\r' | '\t' | '\0') {
+        format!("{c:?}")
+    } else {
+        format!("U+{:04X}", c as u32)
+    }
+}
+
+/// Renders hostile input for a one-line message: control and non-ASCII
+/// characters are escaped and any URL password/token is masked.
+pub(crate) fn show(s: &str) -> String {
+    let masked = mask_userinfo(s);
+    let mut out = String::with_capacity(masked.len());
+    for c in masked.chars() {
+        if c.is_ascii_graphic() || c == ' ' {
+            out.push(c);
+        } else {
+            out.extend(c.escape_default());
+        }
+    }
+    out
+}
+
+/// Masks `user:secret@` and `token@` after `://`, best effort, for text
+/// that failed validation and so cannot be parsed as a [`GitUrl`].
+fn mask_userinfo(s: &str) -> String {
+    let Some(i) = s.find("://") else {
+        return s.to_string();
+    };
+    let start = i + 3;
+    let rest = &s[start..];
+    let auth_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..auth_end].rfind('@') {
+        Some(at) => format!("{}***{}", &s[..start], &rest[at..]),
+        None => s.to_string(),
+    }
+}
+
+/// Parses a Cargo-style version requirement; shared by specs and the
+/// manifest so both accept exactly the same syntax.
+pub fn parse_version_req(s: &str) -> Result<VersionReq, SpecError> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err(SpecError::BadVersionReq {
+            req: s.to_string(),
+            message: "it is empty".to_string(),
+        });
+    }
+    VersionReq::parse(t).map_err(|e| SpecError::BadVersionReq {
+        req: show(s),
+        message: e.to_string(),
+    })
+}
+
+/// Validates a subdirectory inside a git repository (`--path`, manifest
+/// `path` on git deps, lockfile `path`), which is joined onto a checkout
+/// and must never climb out of it.
+pub fn check_subpath(s: &str) -> Result<(), SpecError> {
+    let bad = |reason| {
+        Err(SpecError::BadSubpath {
+            path: s.to_string(),
+            reason,
+        })
+    };
+    if s.is_empty() {
+        return bad("it is empty; leave it out for the repository root");
+    }
+    if s.starts_with('/') || s.contains('\\') {
+        return bad("it must be a relative path with '/' separators");
+    }
+    if s.chars().any(|c| c.is_control()) {
+        return bad("it contains a control character");
+    }
+    if s.split('/').any(|seg| seg == "..") {
+        return bad("it must not contain `..`");
+    }
+    if s.split('/').any(|seg| seg.starts_with('-')) {
+        return bad("no path component may start with '-'");
+    }
+    Ok(())
+}
+
+/// Validates a registry base URL: http(s) only, and no credentials, because
+/// the URL is written to the checked-in lockfile.
+pub fn check_registry_url(s: &str) -> Result<(), SpecError> {
+    let bad = |reason: &str| {
+        Err(SpecError::BadRegistryUrl {
+            url: show(s),
+            reason: reason.to_string(),
+        })
+    };
+    let url = match url::Url::parse(s) {
+        Ok(u) => u,
+        Err(e) => return bad(&format!("{e}; expected `https://host[:port][/path]`")),
+    };
+    if url.scheme() != "https" && url.scheme() != "http" {
+        return bad("only http:// and https:// registries are supported");
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return bad("it contains credentials; remove them and configure a token instead");
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return bad("it has no host");
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return bad("it must not have a query or fragment");
+    }
+    Ok(())
+}
+
+impl Spec {
+    /// Parses a user-typed spec; see the module docs for the grammar.
+    pub fn parse(s: &str) -> Result<Spec, SpecError> {
+        check_allowlist(s)?;
+        if let Some(rest) = s.strip_prefix("git+") {
+            let (url, reference) = split_ref(rest);
+            let url = GitUrl::parse(url)?;
+            let reference = match reference {
+                Some(r) => {
+                    check_ref(r)?;
+                    Some(GitRef::Unspecified(r.to_string()))
+                }
+                None => None,
+            };
+            return Ok(Spec::Git { url, reference });
+        }
+        if s == "."
+            || s == ".."
+            || s.starts_with("./")
+            || s.starts_with("../")
+            || s.starts_with('/')
+        {
+            return Ok(Spec::Path {
+                path: s.to_string(),
+            });
+        }
+        if s.contains("://") || s.contains("::") || looks_scp(s) {
+            return Err(SpecError::MissingGitPrefix {
+                input: mask_userinfo(s),
+            });
+        }
+        let (name, req) = match s.split_once('@') {
+            Some((n, r)) => (n, parse_version_req(r)?),
+            None => (s, VersionReq::STAR),
+        };
+        let name = SkillName::new(name).map_err(|source| SpecError::BadName {
+            name: name.to_string(),
+            source,
+        })?;
+        Ok(Spec::Registry {
+            name,
+            req,
+            registry: None,
+        })
+    }
+}
+
+impl fmt::Display for Spec {
+    /// Prints the canonical spec text, with credentials removed.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Spec::Registry { name, req, .. } => write!(f, "{name}@{req}"),
+            Spec::Git { url, reference } => {
+                write!(f, "git+{url}")?;
+                if let Some(r) = reference {
+                    write!(f, "@{}", r.as_str())?;
+                }
+                Ok(())
+            }
+            Spec::Path { path } => f.write_str(path),
+        }
+    }
+}
+
+/// Splits `URL@REF` at the last `@` that follows the last `/` and `:`.
+fn split_ref(s: &str) -> (&str, Option<&str>) {
+    let after = match (s.rfind('/'), s.rfind(':')) {
+        (Some(a), Some(b)) => a.max(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return (s, None),
+    };
+    match s.rfind('@') {
+        Some(at) if at > after => (&s[..at], Some(&s[at + 1..])),
+        _ => (s, None),
+    }
+}
+
+/// `user@host:path` with no `/` before the first `:`, as git decides it.
+fn looks_scp(s: &str) -> bool {
+    match s.find(':') {
+        Some(colon) => !s[..colon].contains('/') && s[..colon].contains('@'),
+        None => false,
+    }
+}
+
+/// Validates a git ref; refs become git arguments, so the spec allowlist
+/// applies to them even when they come from the manifest.
+pub fn check_ref(r: &str) -> Result<(), SpecError> {
+    check_chars("git ref", r)?;
+    if r.starts_with('-') {
+        return Err(SpecError::LeadingDash {
+            what: "git ref",
+            input: r.to_string(),
+        });
+    }
+    Ok(())
+}
+
+impl GitRef {
+    /// The ref text as git should receive it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            GitRef::Unspecified(s) | GitRef::Tag(s) | GitRef::Branch(s) | GitRef::Rev(s) => s,
+        }
+    }
+
+    /// The manifest key this ref is written under.
+    pub fn key(&self) -> &'static str {
+        match self {
+            GitRef::Unspecified(_) => "ref",
+            GitRef::Tag(_) => "tag",
+            GitRef::Branch(_) => "branch",
+            GitRef::Rev(_) => "rev",
+        }
+    }
+}
+
+impl fmt::Display for GitRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl GitUrl {
+    /// Validates a git URL (without the `git+` prefix). The allowlist is
+    /// applied here too, because manifest URLs never went through a spec.
+    pub fn parse(s: &str) -> Result<GitUrl, SpecError> {
+        check_chars("git URL", s)?;
+        let bad = |reason: &str| SpecError::BadGitUrl {
+            url: mask_userinfo(s),
+            reason: reason.to_string(),
+        };
+        if s.starts_with('-') {
+            return Err(SpecError::LeadingDash {
+                what: "git URL",
+                input: s.to_string(),
+            });
+        }
+        // `<transport>::<address>` (ext::, fd::, ...) wins over everything
+        // in git, so it is detected first.
+        if let Some(p) = s.find("::") {
+            if !s[..p].contains('/') {
+                return Err(SpecError::UnsupportedScheme {
+                    scheme: format!("{}::", &s[..p]),
+                    url: mask_userinfo(s),
+                });
+            }
+        }
+        let (scheme, authority, path) = if let Some(i) = s.find("://") {
+            let name = &s[..i];
+            let scheme = match name {
+                "https" => GitScheme::Https,
+                "ssh" => GitScheme::Ssh,
+                "file" => GitScheme::File,
+                _ => {
+                    return Err(SpecError::UnsupportedScheme {
+                        scheme: format!("{name}://"),
+                        url: mask_userinfo(s),
+                    })
+                }
+            };
+            let rest = &s[i + 3..];
+            let end = rest.find('/').unwrap_or(rest.len());
+            (scheme, &rest[..end], &rest[end..])
+        } else if looks_scp(s) {
+            let colon = s.find(':').unwrap_or(s.len());
+            (
+                GitScheme::Scp,
+                &s[..colon],
+                s.get(colon + 1..).unwrap_or(""),
+            )
+        } else {
+            return Err(bad(
+                "it has no scheme; use https://, ssh://, file:// or user@host:path",
+            ));
+        };
+
+        let (userinfo, hostport) = match authority.rfind('@') {
+            Some(at) => (Some(&authority[..at]), &authority[at + 1..]),
+            None => (None, authority),
+        };
+        let (user, password) = match userinfo {
+            Some(u) => match u.split_once(':') {
+                Some((user, pw)) => (Some(user), Some(pw)),
+                None => (Some(u), None),
+            },
+            None => (None, None),
+        };
+        let (host, port) = match (scheme, hostport.split_once(':')) {
+            (GitScheme::Scp, _) | (_, None) => (hostport, None),
+            (_, Some((h, p))) => (h, Some(p)),
+        };
+        if scheme == GitScheme::Scp && user.is_none_or(str::is_empty) {
+            return Err(bad("the user before '@' is empty"));
+        }
+        if host.is_empty() && scheme != GitScheme::File {
+            return Err(bad("the host is empty"));
+        }
+        if host.contains('@') || user.is_some_and(|u| u.contains('@')) {
+            return Err(bad("it has more than one '@' before the host"));
+        }
+        if !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
+        {
+            return Err(bad(
+                "the host may only contain letters, digits, '.', '-' and '_'",
+            ));
+        }
+        if let Some(p) = port {
+            if p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()) || p.len() > 5 {
+                return Err(bad("the port must be a number"));
+            }
+        }
+        if path.trim_matches('/').is_empty() {
+            return Err(bad("the repository path is empty"));
+        }
+        let parts = [user.unwrap_or(""), password.unwrap_or(""), host];
+        if parts.iter().any(|p| p.starts_with('-'))
+            || path.split(['/', ':', '@']).any(|seg| seg.starts_with('-'))
+        {
+            return Err(bad(
+                "no part of it may start with '-', which git or ssh would read as an option",
+            ));
+        }
+
+        let hostport_clean = match port {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        };
+        let keep_user = matches!(scheme, GitScheme::Ssh | GitScheme::Scp);
+        let user_prefix = match user {
+            Some(u) if keep_user && !u.is_empty() => format!("{u}@"),
+            _ => String::new(),
+        };
+        let redacted = match scheme {
+            GitScheme::Scp => format!("{user_prefix}{hostport_clean}:{path}"),
+            GitScheme::Https => format!("https://{hostport_clean}{path}"),
+            GitScheme::Ssh => format!("ssh://{user_prefix}{hostport_clean}{path}"),
+            GitScheme::File => format!("file://{hostport_clean}{path}"),
+        };
+        let has_secret = password.is_some() || (userinfo.is_some() && !keep_user);
+        Ok(GitUrl {
+            raw: s.to_string(),
+            scheme,
+            redacted,
+            host: host.to_string(),
+            has_secret,
+        })
+    }
+
+    /// The URL exactly as written, credentials included: pass this to git
+    /// (after `--`) and nowhere else.
+    pub fn as_str(&self) -> &str {
+        &self.raw
+    }
+
+    /// The URL without password or token, safe for messages and lockfiles.
+    pub fn redacted(&self) -> String {
+        self.redacted.clone()
+    }
+
+    pub fn scheme(&self) -> GitScheme {
+        self.scheme
+    }
+
+    /// The host name; empty for `file:///path`.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    pub fn is_file(&self) -> bool {
+        self.scheme == GitScheme::File
+    }
+
+    /// Whether the URL carries a secret that [`GitUrl::redacted`] drops;
+    /// the lockfile refuses such URLs.
+    pub fn has_credentials(&self) -> bool {
+        self.has_secret
+    }
+}
+
+impl fmt::Display for GitUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted)
+    }
+}
+
+impl fmt::Debug for GitUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GitUrl({:?})", self.redacted)
+    }
+}
+
+impl std::str::FromStr for Spec {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Spec::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bad_char(spec: &str) -> (char, usize) {
+        match Spec::parse(spec) {
+            Err(SpecError::InvalidChar { ch, pos, .. }) => (ch, pos),
+            other => panic!("{spec:?}: expected InvalidChar, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn rejects_each_metacharacter_with_position() {
+        for c in [
+            ' ', '"', '\'', ';', '|', '&', '$', '(', ')', '<', '>', '`', '*', '!', '#', '\n', '\t',
+            '\\', '%', '?', ',', '\0', '\u{7f}', 'é', '\u{202e}',
+        ] {
+            let spec = format!("foo{c}bar");
+            assert_eq!(bad_char(&spec), (c, 4), "{c:?}");
+        }
+        assert_eq!(bad_char("git+https://h/x;rm"), (';', 16));
+    }
+
+    #[test]
+    fn error_message_names_char_and_position() {
+        let e = Spec::parse("foo;rm").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid character ';' at position 4 in spec `foo;rm`; only A-Za-z0-9-_./:@+=~^ are allowed"
+        );
+        let e = Spec::parse("foo\nbar").unwrap_err().to_string();
+        assert!(
+            e.contains(r"'\n' at position 4") && e.contains(r"`foo\nbar`"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+        let e = Spec::parse("caf\u{e9}").unwrap_err().to_string();
+        assert!(e.contains("U+00E9 at position 4"), "{e}");
+        let e = Spec::parse("a\u{7f}").unwrap_err().to_string();
+        assert!(e.contains("U+007F at position 2"), "{e}");
+    }
+
+    #[test]
+    fn error_message_masks_credentials() {
+        let e = Spec::parse("git+https://u:s3cret@h/x y")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("s3cret"), "{e}");
+    }
+
+    #[test]
+    fn rejects_empty_and_leading_dash() {
+        assert!(matches!(Spec::parse(""), Err(SpecError::Empty { .. })));
+        for s in ["-x", "--upload-pack=x", "-oProxyCommand=x"] {
+            assert!(
+                matches!(Spec::parse(s), Err(SpecError::LeadingDash { .. })),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_bad_transports() {
+        assert!(matches!(
+            Spec::parse("git+ext::sh -c x"),
+            Err(SpecError::InvalidChar { ch: ' ', .. })
+        ));
+        for (s, scheme) in [
+            ("git+ext::foo", "ext::"),
+            ("git+fd::3", "fd::"),
+            ("git+http://h/x.git", "http://"),
+            ("git+git://h/x.git", "git://"),
+            ("git+HTTPS://h/x.git", "HTTPS://"),
+        ] {
+            match Spec::parse(s) {
+                Err(SpecError::UnsupportedScheme { scheme: got, .. }) => assert_eq!(got, scheme),
+                other => panic!("{s}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            Spec::parse("git+h/x.git"),
+            Err(SpecError::BadGitUrl { .. })
+        ));
+        assert!(matches!(
+            Spec::parse("git+h:x.git"),
+            Err(SpecError::BadGitUrl { .. })
+        ));
+        let e = Spec::parse("git+http://h/x").unwrap_err().to_string();
+        assert!(e.contains("`http://`"), "{e}");
+    }
+
+    #[test]
+    fn rejects_option_injection_inside_urls() {
+        for s in [
+            "git+ssh://-oProxyCommand=x/y",
+            "git+ssh://git@-oProxyCommand=x/y",
+            "git+-u@h:x",
+            "git+git@-h:x",
+            "git+git@h:-x",
+            "git+https://h/-x",
+            "git+https://h/x.git@-v",
+            "git+https://h/x.git@",
+        ] {
+            assert!(Spec::parse(s).is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn parses_registry_specs() {
+        let cases = [
+            ("code-review", "*"),
+            ("code-review@^1", "^1"),
+            ("code-review@~1.2", "~1.2"),
+            ("code-review@=1.4.2", "=1.4.2"),
+            ("code-review@1.4.2", "^1.4.2"),
+        ];
+        for (s, req) in cases {
+            match Spec::parse(s) {
+                Ok(Spec::Registry {
+                    name,
+                    req: r,
+                    registry,
+                }) => {
+                    assert_eq!(name.as_str(), "code-review");
+                    assert_eq!(r, VersionReq::parse(req).unwrap(), "{s}");
+                    assert_eq!(registry, None);
+                }
+                other => panic!("{s}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            Spec::parse("Code"),
+            Err(SpecError::BadName { .. })
+        ));
+        assert!(matches!(
+            Spec::parse("code@"),
+            Err(SpecError::BadVersionReq { .. })
+        ));
+        assert!(matches!(
+            Spec::parse("code@x.y"),
+            Err(SpecError::BadVersionReq { .. })
+        ));
+        assert!(matches!(
+            Spec::parse("a@1@2"),
+            Err(SpecError::BadVersionReq { .. })
+        ));
+        assert!(matches!(
+            Spec::parse("https://h/x.git"),
+            Err(SpecError::MissingGitPrefix { .. })
+        ));
+        assert!(matches!(
+            Spec::parse("git@h:x.git"),
+            Err(SpecError::MissingGitPrefix { .. })
+        ));
+    }
+
+    #[test]
+    fn parses_path_specs() {
+        for s in ["./a", "../a/b", "/abs/dir", ".", ".."] {
+            assert_eq!(
+                Spec::parse(s),
+                Ok(Spec::Path {
+                    path: s.to_string()
+                })
+            );
+        }
+    }
+
+    fn git(s: &str) -> (String, Option<String>) {
+        match Spec::parse(s) {
+            Ok(Spec::Git { url, reference }) => (
+                url.as_str().to_string(),
+                reference.map(|r| r.as_str().to_string()),
+            ),
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn splits_refs_for_every_url_shape() {
+        let r = |s: &str| Some(s.to_string());
+        let cases: &[(&str, &str, Option<String>)] = &[
+            ("git+https://h/o/r.git", "https://h/o/r.git", None),
+            (
+                "git+https://h/o/r.git@v1.2.0",
+                "https://h/o/r.git",
+                r("v1.2.0"),
+            ),
+            (
+                "git+https://u:t@h/o/r.git@main",
+                "https://u:t@h/o/r.git",
+                r("main"),
+            ),
+            ("git+https://h:8443/r@v1", "https://h:8443/r", r("v1")),
+            ("git+ssh://git@host/x.git", "ssh://git@host/x.git", None),
+            (
+                "git+ssh://git@host:22/x.git@v2",
+                "ssh://git@host:22/x.git",
+                r("v2"),
+            ),
+            ("git+git@host:org/x.git", "git@host:org/x.git", None),
+            ("git+git@host:org/x.git@v3", "git@host:org/x.git", r("v3")),
+            ("git+git@host:x.git@v4", "git@host:x.git", r("v4")),
+            ("git+file:///tmp/repo", "file:///tmp/repo", None),
+            (
+                "git+file:///tmp/repo@0123abc",
+                "file:///tmp/repo",
+                r("0123abc"),
+            ),
+        ];
+        for (spec, url, reference) in cases {
+            assert_eq!(git(spec), (url.to_string(), reference.clone()), "{spec}");
+        }
+    }
+
+    #[test]
+    fn redacts_credentials() {
+        let cases = [
+            ("https://user:tok@host/x", "https://host/x", true),
+            ("https://tok@host/x", "https://host/x", true),
+            ("https://host:8443/x", "https://host:8443/x", false),
+            ("ssh://git@host/x.git", "ssh://git@host/x.git", false),
+            (
+                "ssh://git:pw@host:22/x.git",
+                "ssh://git@host:22/x.git",
+                true,
+            ),
+            ("git@host:org/x.git", "git@host:org/x.git", false),
+            ("file:///tmp/r", "file:///tmp/r", false),
+        ];
+        for (raw, red, secret) in cases {
+            let u = GitUrl::parse(raw).unwrap();
+            assert_eq!(u.redacted(), red);
+            assert_eq!(u.to_string(), red);
+            assert!(!format!("{u:?}").contains("tok"));
+            assert_eq!(u.has_credentials(), secret, "{raw}");
+            assert_eq!(u.as_str(), raw);
+        }
+        assert!(GitUrl::parse("file:///tmp/r").unwrap().is_file());
+        let spec = Spec::parse("git+https://u:tok@h/x@v1").unwrap();
+        assert_eq!(spec.to_string(), "git+https://h/x@v1");
+        assert!(!format!("{spec:?}").contains("tok"));
+    }
+
+    #[test]
+    fn validates_subpaths_and_registry_urls() {
+        assert!(check_subpath("skills/foo").is_ok());
+        for s in ["", "/abs", "../x", "a/../b", "a\\b", "-x", "a/\n"] {
+            assert!(check_subpath(s).is_err(), "{s:?}");
+        }
+        assert!(check_registry_url("http://127.0.0.1:7878").is_ok());
+        assert!(check_registry_url("https://skills.acme.internal/x").is_ok());
+        for s in [
+            "ftp://h",
+            "https://u:p@h",
+            "https://u@h",
+            "nope",
+            "https://h/?a=b",
+        ] {
+            assert!(check_registry_url(s).is_err(), "{s}");
+        }
+        let e = check_registry_url("https://u:s3cret@h")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("s3cret"), "{e}");
+    }
+
+    #[test]
+    fn never_panics_and_redaction_is_stable() {
+        let tokens = [
+            "git+", "https://", "ssh://", "file://", "@", ":", "/", "-", "x", "::", "#", ".",
+            "u:p@", "\u{e9}", "1",
+        ];
+        let n = tokens.len();
+        for i in 0..n.pow(4) {
+            let mut s = String::new();
+            let mut k = i;
+            for _ in 0..4 {
+                s.push_str(tokens[k % n]);
+                k /= n;
+            }
+            if let Ok(Spec::Git { url, .. }) = Spec::parse(&s) {
+                let again = GitUrl::parse(&url.redacted()).unwrap();
+                assert_eq!(again.redacted(), url.redacted(), "{s}");
+                assert!(!again.has_credentials(), "{s}");
+            }
+            let _ = GitUrl::parse(&s);
+            let _ = check_registry_url(&s);
+            let _ = check_subpath(&s);
+        }
+    }
+}
