@@ -5,10 +5,20 @@
 //! eligibility, prompt) and is kept free of network and install code so an
 //! agent runtime can embed it alone.
 
+pub mod cache;
 pub mod checksum;
+pub mod credentials;
 pub mod engine;
+pub mod error;
+pub mod install;
 pub mod lockfile;
 pub mod manifest;
 pub mod name;
+pub mod ops;
 pub mod package;
+pub mod project;
+pub mod registry;
+pub mod report;
+pub mod resolve;
+pub mod source;
 pub mod spec;

@@ -217,10 +217,7 @@ fn evaluate(skills: &mut [SkillEntry], disabled: &[String], probe: &Probe) {
         if s.state == State::Invalid {
             continue;
         }
-        if disabled
-            .iter()
-            .any(|d| *d == s.command || *d == s.name)
-        {
+        if disabled.iter().any(|d| *d == s.command || *d == s.name) {
             s.state = State::Skipped;
             s.reason = Some(Reason::new("disabled", "disabled in config"));
         } else if let Some(r) = probe.check(&s.requirements) {
@@ -237,7 +234,10 @@ fn resolve_conflicts(skills: &mut [SkillEntry]) {
     let mut order: Vec<usize> = (0..skills.len())
         .filter(|&i| skills[i].state == State::Eligible)
         .collect();
-    if !order.iter().any(|&i| !skills[i].requirements.conflicts.is_empty()) {
+    if !order
+        .iter()
+        .any(|&i| !skills[i].requirements.conflicts.is_empty())
+    {
         return;
     }
     order.sort_by(|&a, &b| {
@@ -294,7 +294,9 @@ pub fn render_human(cat: &Catalog, color: bool) -> String {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "(none: no skills.toml found)".to_string());
-    out.push_str(&format!("Project: {project}\nRoots (lowest precedence first):\n"));
+    out.push_str(&format!(
+        "Project: {project}\nRoots (lowest precedence first):\n"
+    ));
     for r in &cat.roots {
         let missing = if r.exists { "" } else { "  (missing)" };
         out.push_str(&format!(
@@ -335,10 +337,7 @@ pub fn render_human(cat: &Catalog, color: bool) -> String {
                 (None, Some(v)) => format!(" [{v}]"),
                 _ => String::new(),
             };
-            out.push_str(&format!(
-                "  {:<width$}  {detail}{version}\n",
-                s.command
-            ));
+            out.push_str(&format!("  {:<width$}  {detail}{version}\n", s.command));
             for w in &s.warnings {
                 let at = w.line.map(|l| format!(":{l}")).unwrap_or_default();
                 out.push_str(&format!(

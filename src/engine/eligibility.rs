@@ -190,10 +190,7 @@ impl<'a> Probe<'a> {
             }
         }
         if let Some(b) = r.bins.iter().find(|b| !self.has_bin(b)) {
-            return Some(Reason::new(
-                "missing-bin",
-                format!("`{b}` is not on PATH"),
-            ));
+            return Some(Reason::new("missing-bin", format!("`{b}` is not on PATH")));
         }
         if !r.any_bins.is_empty() && !r.any_bins.iter().any(|b| self.has_bin(b)) {
             return Some(Reason::new(

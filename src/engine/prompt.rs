@@ -104,6 +104,9 @@ mod tests {
 
     #[test]
     fn escapes_all_specials() {
-        assert_eq!(xml_escape("<a & 'b' \"c\">"), "&lt;a &amp; &apos;b&apos; &quot;c&quot;&gt;");
+        assert_eq!(
+            xml_escape("<a & 'b' \"c\">"),
+            "&lt;a &amp; &apos;b&apos; &quot;c&quot;&gt;"
+        );
     }
 }

@@ -380,8 +380,9 @@ mod tests {
 
     #[test]
     fn parses_basic_with_bom_and_crlf() {
-        let doc = parse(b"\xEF\xBB\xBF---\r\nname: a\r\ndescription: Does A\r\n---\r\nBody\r\nline2\r\n")
-            .unwrap();
+        let doc =
+            parse(b"\xEF\xBB\xBF---\r\nname: a\r\ndescription: Does A\r\n---\r\nBody\r\nline2\r\n")
+                .unwrap();
         assert_eq!(doc.name(), Some("a"));
         assert_eq!(doc.description(), "Does A");
         assert_eq!(doc.body, "Body\nline2\n");
@@ -431,7 +432,9 @@ mod tests {
 
     #[test]
     fn rejects_alias_bomb_quickly() {
-        let mut y = String::from("---\ndescription: d\na: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n");
+        let mut y = String::from(
+            "---\ndescription: d\na: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n",
+        );
         let mut prev = 'a';
         for c in 'b'..='k' {
             y.push_str(&format!(

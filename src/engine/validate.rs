@@ -73,7 +73,9 @@ pub fn check_doc(doc: &SkillDoc, dir_name: Option<&str>) -> Vec<Finding> {
     if desc_len > MAX_DESCRIPTION {
         err(
             line("description"),
-            format!("`description` is {desc_len} characters; at most {MAX_DESCRIPTION} are allowed"),
+            format!(
+                "`description` is {desc_len} characters; at most {MAX_DESCRIPTION} are allowed"
+            ),
         );
     }
     match doc.frontmatter.get("compatibility") {
@@ -86,7 +88,10 @@ pub fn check_doc(doc: &SkillDoc, dir_name: Option<&str>) -> Vec<Finding> {
             ),
         ),
         Some(Value::String(_)) => {}
-        Some(_) => err(line("compatibility"), "`compatibility` must be a string".to_string()),
+        Some(_) => err(
+            line("compatibility"),
+            "`compatibility` must be a string".to_string(),
+        ),
     }
     match doc.frontmatter.get("metadata") {
         None => {}
@@ -95,18 +100,26 @@ pub fn check_doc(doc: &SkillDoc, dir_name: Option<&str>) -> Vec<Finding> {
                 if !v.is_string() {
                     err(
                         line("metadata"),
-                        format!("`metadata.{k}` must be a string (metadata maps strings to strings)"),
+                        format!(
+                            "`metadata.{k}` must be a string (metadata maps strings to strings)"
+                        ),
                     );
                 }
             }
         }
-        Some(_) => err(line("metadata"), "`metadata` must be a map of strings to strings".to_string()),
+        Some(_) => err(
+            line("metadata"),
+            "`metadata` must be a map of strings to strings".to_string(),
+        ),
     }
     match doc.frontmatter.get("version") {
         None => {}
         Some(Value::String(v)) => {
             if let Err(e) = semver::Version::parse(v) {
-                err(line("version"), format!("`version` {v:?} is not valid semver: {e}"));
+                err(
+                    line("version"),
+                    format!("`version` {v:?} is not valid semver: {e}"),
+                );
             }
         }
         Some(v) => err(
@@ -165,7 +178,10 @@ pub fn validate_path(path: &Path) -> Vec<Violation> {
             message: "no SKILL.md found here or below".to_string(),
         }];
     }
-    found.iter().flat_map(|f| validate_skill_dir(&f.dir)).collect()
+    found
+        .iter()
+        .flat_map(|f| validate_skill_dir(&f.dir))
+        .collect()
 }
 
 #[cfg(test)]
@@ -185,13 +201,22 @@ mod tests {
         let f = check_doc(&doc, Some("bad-name"));
         let errors: Vec<_> = f.iter().filter(|x| x.1 == Severity::Error).collect();
         let lines: Vec<_> = errors.iter().map(|x| x.0).collect();
-        assert_eq!(lines, [Some(2), Some(2), Some(3), Some(5), Some(7)], "{f:?}");
-        assert!(f.iter().any(|x| x.1 == Severity::Warning && x.2.contains("foo")));
+        assert_eq!(
+            lines,
+            [Some(2), Some(2), Some(3), Some(5), Some(7)],
+            "{f:?}"
+        );
+        assert!(f
+            .iter()
+            .any(|x| x.1 == Severity::Warning && x.2.contains("foo")));
     }
 
     #[test]
     fn clean_skill_passes() {
-        let doc = skill::parse(b"---\nname: good\ndescription: fine\nversion: \"1.0.0\"\nlicense: MIT\n---\nbody\n").unwrap();
+        let doc = skill::parse(
+            b"---\nname: good\ndescription: fine\nversion: \"1.0.0\"\nlicense: MIT\n---\nbody\n",
+        )
+        .unwrap();
         assert!(check_doc(&doc, Some("good")).is_empty());
     }
 }

@@ -68,6 +68,18 @@ impl Fixture {
         }
     }
 
+    /// Makes a real system tool (found on this process's PATH) available
+    /// on the fixture PATH.
+    pub fn link_bin(&self, name: &str) {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let found = std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{name} not found on PATH"));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(found, self.bin.join(name)).expect("symlink");
+    }
+
     pub fn user_root(&self) -> PathBuf {
         self.home.join(".agents/skills")
     }
@@ -124,11 +136,97 @@ pub fn stdout(o: &Output) -> String {
 }
 
 /// The entry for `command` with the given state in a status document.
-pub fn find<'a>(status: &'a serde_json::Value, command: &str, state: &str) -> &'a serde_json::Value {
+pub fn find<'a>(
+    status: &'a serde_json::Value,
+    command: &str,
+    state: &str,
+) -> &'a serde_json::Value {
     status["skills"]
         .as_array()
         .expect("skills")
         .iter()
         .find(|s| s["command"] == command && s["state"] == state)
         .unwrap_or_else(|| panic!("no {state} skill {command} in {status:#}"))
+}
+
+/// A real `skillpm-registry` process on 127.0.0.1 with a temp data dir.
+pub struct Registry {
+    pub url: String,
+    pub data: PathBuf,
+    pub token: String,
+    child: std::process::Child,
+}
+
+/// The registry binary, built once per test process (it belongs to another
+/// package of the workspace, so Cargo does not build it for these tests).
+pub fn registry_exe() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "-p", "skillpm-registry"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("cargo build");
+            assert!(status.success(), "building skillpm-registry failed");
+            Path::new(env!("CARGO_BIN_EXE_skillpm"))
+                .with_file_name(format!("skillpm-registry{}", std::env::consts::EXE_SUFFIX))
+        })
+        .clone()
+}
+
+impl Registry {
+    pub fn start(data: &Path) -> Registry {
+        use std::io::BufRead;
+        let exe = registry_exe();
+        let mut child = Command::new(&exe)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start registry");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let url = loop {
+            let line = lines.next().expect("registry exited").expect("read");
+            if let Some(i) = line.find("http://") {
+                break line[i..].trim().trim_end_matches('/').to_string();
+            }
+        };
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        let out = Command::new(&exe)
+            .args(["token", "create", "--user", "alice", "--data"])
+            .arg(data)
+            .output()
+            .expect("token create");
+        assert!(
+            out.status.success(),
+            "token create: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let token = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .last()
+            .expect("token")
+            .to_string();
+        Registry {
+            url,
+            data: data.to_path_buf(),
+            token,
+            child,
+        }
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }

@@ -1,0 +1,179 @@
+//! The content-addressed cache: verified tarballs and their unpacked trees,
+//! keyed by sha256, plus registry index copies and bare git clones.
+//!
+//! Entries are immutable once written: everything is built in `tmp/` and
+//! renamed into place, so a reader never sees half an entry and a crash
+//! leaves at worst an orphan in `tmp/`. Trees are never handed to users
+//! directly; installs copy out of them, so editing an installed skill can
+//! never corrupt the cache.
+
+use crate::checksum::Checksum;
+use crate::package::{self, Limits};
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("cache {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Unpack(#[from] package::UnpackError),
+}
+
+fn io_at(path: &Path) -> impl FnOnce(io::Error) -> CacheError + '_ {
+    move |source| CacheError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Cache {
+    root: PathBuf,
+}
+
+/// Holds the cache's cross-process lock until dropped.
+pub struct CacheGuard {
+    _file: File,
+}
+
+impl Cache {
+    /// `$XDG_CACHE_HOME/skillpm`, else `~/.cache/skillpm`.
+    pub fn default_dir() -> Option<PathBuf> {
+        std::env::var_os("XDG_CACHE_HOME")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(|h| PathBuf::from(h).join(".cache"))
+            })
+            .map(|b| b.join("skillpm"))
+    }
+
+    pub fn new(root: PathBuf) -> Self {
+        Cache { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Takes the exclusive cross-process lock. Writers hold it while they
+    /// add entries; concurrent skillpm runs wait here instead of racing.
+    pub fn lock(&self) -> Result<CacheGuard, CacheError> {
+        std::fs::create_dir_all(&self.root).map_err(io_at(&self.root))?;
+        let p = self.root.join(".lock");
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&p)
+            .map_err(io_at(&p))?;
+        f.lock().map_err(io_at(&p))?;
+        Ok(CacheGuard { _file: f })
+    }
+
+    fn tmp(&self) -> Result<PathBuf, CacheError> {
+        let t = self.root.join("tmp");
+        std::fs::create_dir_all(&t).map_err(io_at(&t))?;
+        Ok(t)
+    }
+
+    pub fn tarball_path(&self, c: &Checksum) -> PathBuf {
+        self.root
+            .join("tarballs")
+            .join(format!("{}.tar.gz", c.hex()))
+    }
+
+    pub fn tree_path(&self, c: &Checksum) -> PathBuf {
+        self.root.join("trees").join(c.hex())
+    }
+
+    pub fn has_tree(&self, c: &Checksum) -> bool {
+        self.tree_path(c).is_dir()
+    }
+
+    /// Reads a cached tarball, re-verifying its hash: the cache is on disk
+    /// where anything may have changed it.
+    pub fn read_tarball(&self, c: &Checksum) -> Option<Vec<u8>> {
+        let bytes = std::fs::read(self.tarball_path(c)).ok()?;
+        (Checksum::of_bytes(&bytes) == *c).then_some(bytes)
+    }
+
+    /// Stores verified tarball bytes under their checksum.
+    pub fn store_tarball(&self, c: &Checksum, bytes: &[u8]) -> Result<(), CacheError> {
+        let dest = self.tarball_path(c);
+        if dest.is_file() {
+            return Ok(());
+        }
+        let dir = self.root.join("tarballs");
+        std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(self.tmp()?).map_err(io_at(&dir))?;
+        io::Write::write_all(&mut tmp, bytes).map_err(io_at(&dest))?;
+        tmp.persist(&dest).map_err(|e| CacheError::Io {
+            path: dest.clone(),
+            source: e.error,
+        })?;
+        Ok(())
+    }
+
+    /// Unpacks verified tarball bytes into `trees/<hex>` unless present.
+    /// The hash is checked again by the unpacker before anything is written.
+    pub fn ensure_tree(
+        &self,
+        c: &Checksum,
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<PathBuf, CacheError> {
+        let dest = self.tree_path(c);
+        if dest.is_dir() {
+            return Ok(dest);
+        }
+        let trees = self.root.join("trees");
+        std::fs::create_dir_all(&trees).map_err(io_at(&trees))?;
+        let staged = package::unpack_to_new_dir(bytes, Some(c), &self.tmp()?, limits)?;
+        match std::fs::rename(staged.path(), &dest) {
+            Ok(()) => {
+                // The directory now lives at `dest`; stop TempDir deleting it.
+                let _ = staged.keep();
+                Ok(dest)
+            }
+            // Another process won the race with identical content.
+            Err(_) if dest.is_dir() => Ok(dest),
+            Err(e) => Err(CacheError::Io {
+                path: dest,
+                source: e,
+            }),
+        }
+    }
+
+    /// Directory for per-registry index copies.
+    pub fn index_dir(&self, registry_url: &str) -> PathBuf {
+        self.root.join("index").join(short_hash(registry_url))
+    }
+
+    /// Directory for the bare clone of `url`.
+    pub fn git_dir(&self, url: &str) -> PathBuf {
+        self.root.join("git").join(short_hash(url))
+    }
+
+    /// Removes everything but the lock file.
+    pub fn clean(&self) -> Result<(), CacheError> {
+        for sub in ["tarballs", "trees", "index", "git", "tmp"] {
+            let p = self.root.join(sub);
+            match std::fs::remove_dir_all(&p) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_at(&p)(e)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A filesystem-safe key for a URL (which may hold characters a path cannot).
+pub fn short_hash(s: &str) -> String {
+    hex::encode(&Sha256::digest(s.as_bytes())[..12])
+}

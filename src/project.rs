@@ -1,0 +1,161 @@
+//! Where a project's manifest, lock and install roots are.
+//!
+//! A project is the directory holding `skills.toml`; `--global` uses a user
+//! manifest and lock in the skillpm config directory and installs into
+//! `~/.agents/skills`.
+
+use crate::engine::config::{Environment, MANIFEST_FILE};
+use crate::lockfile::{Lockfile, LockfileError};
+use crate::manifest::{Manifest, ManifestError};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+pub const LOCK_FILE: &str = "skills.lock";
+/// The default install root, relative to the project.
+pub const DEFAULT_TARGET: &str = ".agents/skills";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error("no skills.toml in {0} or any parent directory; run `skillpm init` first")]
+    NoManifest(PathBuf),
+    #[error("no home directory (HOME is unset); cannot use --global")]
+    NoHome,
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error(transparent)]
+    Lockfile(#[from] LockfileError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no registry configured: set `default` under [registries] in skills.toml or SKILLPM_REGISTRY")]
+    NoRegistry,
+    #[error("registry `{0}` is not listed under [registries] in skills.toml")]
+    UnknownRegistry(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProjectError + '_ {
+    move |source| ProjectError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub dir: PathBuf,
+    pub manifest_path: PathBuf,
+    pub lock_path: PathBuf,
+    pub global: bool,
+    pub home: Option<PathBuf>,
+    /// `SKILLPM_REGISTRY`, captured once.
+    pub env_registry: Option<String>,
+}
+
+/// Holds the project's cross-process lock until dropped.
+pub struct ProjectGuard {
+    _file: File,
+}
+
+impl Project {
+    /// The project for `env`; `create` makes the global manifest directory
+    /// when it is missing.
+    pub fn locate(env: &Environment, global: bool) -> Result<Project, ProjectError> {
+        let dir = if global {
+            let dir = env.config_dir.clone().ok_or(ProjectError::NoHome)?;
+            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            dir
+        } else {
+            env.project_dir().unwrap_or_else(|| env.cwd.clone())
+        };
+        Ok(Project {
+            manifest_path: dir.join(MANIFEST_FILE),
+            lock_path: dir.join(LOCK_FILE),
+            dir,
+            global,
+            home: env.home.clone(),
+            env_registry: std::env::var("SKILLPM_REGISTRY")
+                .ok()
+                .filter(|s| !s.is_empty()),
+        })
+    }
+
+    /// Reads the manifest text; a missing global manifest reads as empty.
+    pub fn manifest_text(&self) -> Result<String, ProjectError> {
+        match std::fs::read_to_string(&self.manifest_path) {
+            Ok(t) => Ok(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.global => Ok(String::new()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(ProjectError::NoManifest(self.dir.clone()))
+            }
+            Err(e) => Err(io(&self.manifest_path)(e)),
+        }
+    }
+
+    pub fn read_manifest(&self) -> Result<Manifest, ProjectError> {
+        Ok(Manifest::parse(
+            &self.manifest_text()?,
+            &self.manifest_path,
+        )?)
+    }
+
+    /// Reads the lock; a missing lock is empty.
+    pub fn read_lock(&self) -> Result<Lockfile, ProjectError> {
+        match std::fs::read_to_string(&self.lock_path) {
+            Ok(t) => Ok(Lockfile::parse(&t, &self.lock_path)?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lockfile::default()),
+            Err(e) => Err(io(&self.lock_path)(e)),
+        }
+    }
+
+    /// Takes the project's exclusive lock: concurrent skillpm runs on one
+    /// project wait for each other. The lock lives in the skillpm data of
+    /// the project (next to the lockfile), not in a user file.
+    pub fn lock(&self) -> Result<ProjectGuard, ProjectError> {
+        let p = self.dir.join(".skillpm.lock");
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&p)
+            .map_err(io(&p))?;
+        f.lock().map_err(io(&p))?;
+        Ok(ProjectGuard { _file: f })
+    }
+
+    /// The install roots, absolute.
+    pub fn targets(&self, manifest: &Manifest) -> Result<Vec<PathBuf>, ProjectError> {
+        if self.global {
+            let home = self.home.as_ref().ok_or(ProjectError::NoHome)?;
+            return Ok(vec![home.join(DEFAULT_TARGET)]);
+        }
+        let list = manifest
+            .install_targets
+            .clone()
+            .unwrap_or_else(|| vec![DEFAULT_TARGET.to_string()]);
+        Ok(list.iter().map(|t| self.dir.join(t)).collect())
+    }
+
+    /// The registry URL for a dependency: a named registry from
+    /// `[registries]`, else `SKILLPM_REGISTRY`, else `[registries] default`.
+    pub fn registry_url(
+        &self,
+        manifest: &Manifest,
+        name: Option<&str>,
+    ) -> Result<String, ProjectError> {
+        let url = match name {
+            Some(n) => manifest
+                .registries
+                .get(n)
+                .cloned()
+                .ok_or_else(|| ProjectError::UnknownRegistry(n.to_string()))?,
+            None => self
+                .env_registry
+                .clone()
+                .or_else(|| manifest.registries.get("default").cloned())
+                .ok_or(ProjectError::NoRegistry)?,
+        };
+        Ok(url.trim_end_matches('/').to_string())
+    }
+}

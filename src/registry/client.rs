@@ -1,0 +1,507 @@
+//! HTTP client for the registry protocol.
+//!
+//! Everything a registry sends is untrusted: response bodies are read with
+//! a size cap, redirects may not leave the host or the http(s) schemes, and
+//! server-supplied error text is flattened to one printable line before it
+//! reaches a terminal. The token is marked sensitive and never appears in
+//! `Debug` output or error messages.
+
+use super::protocol::{
+    ErrorBody, IndexFile, OkResponse, OwnerList, OwnersChange, PublishResponse, RegistryConfig,
+    SearchResults,
+};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use reqwest::{Method, StatusCode};
+use std::sync::Arc;
+use std::time::Duration;
+use url::Url;
+
+/// Largest JSON document (index, search, config) the client accepts.
+pub const MAX_JSON_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest error body read to extract a `detail`.
+const MAX_ERROR_BYTES: u64 = 64 * 1024;
+/// GETs are tried this many times in total on 5xx and connection errors.
+const GET_ATTEMPTS: u32 = 3;
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("invalid registry URL {url:?}: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("{0}")]
+    BadInput(String),
+    #[error("cannot reach registry {host}: {detail}")]
+    Transport { host: String, detail: String },
+    #[error("registry {host} answered {status}: {detail}")]
+    Status {
+        host: String,
+        status: u16,
+        detail: String,
+    },
+    #[error("registry {host} sent more than {limit} bytes; refusing the response")]
+    TooLarge { host: String, limit: u64 },
+    #[error("registry {host} sent an invalid response: {detail}")]
+    Invalid { host: String, detail: String },
+    #[error("registry {host} needs an API token for this; run `skillpm login` or set one")]
+    NoToken { host: String },
+    #[error("cannot pack {dir}: {detail}")]
+    Pack { dir: String, detail: String },
+}
+
+impl RegistryError {
+    /// The HTTP status the server answered with, if it answered at all.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            RegistryError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.status() == Some(404)
+    }
+}
+
+type Result<T> = std::result::Result<T, RegistryError>;
+
+/// Result of an index fetch that may be answered from the caller's cache.
+#[derive(Debug, Clone)]
+pub enum IndexResponse {
+    /// The server confirmed the caller's `ETag`; reuse the cached body.
+    NotModified,
+    /// A new body: parsed, raw (for the caller's cache) and its `ETag`.
+    Fresh {
+        index: IndexFile,
+        etag: Option<String>,
+        body: Vec<u8>,
+    },
+}
+
+/// A client for one registry. Cheap to clone; clones share the connection
+/// pool and the fetched `config.json`.
+#[derive(Clone)]
+pub struct RegistryClient {
+    base: Url,
+    host: String,
+    token: Option<String>,
+    http: reqwest::Client,
+    config: Arc<tokio::sync::OnceCell<RegistryConfig>>,
+}
+
+impl std::fmt::Debug for RegistryClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryClient")
+            .field("base", &self.base.as_str())
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+impl RegistryClient {
+    /// A client for the registry at `base` (e.g. `https://skills.example`).
+    /// The token is only sent on requests that need one.
+    pub fn new(base: &str, token: Option<String>) -> Result<Self> {
+        let bad = |reason: &str| RegistryError::BadUrl {
+            url: base.to_string(),
+            reason: reason.to_string(),
+        };
+        let mut url = Url::parse(base).map_err(|e| bad(&e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(bad("only http:// and https:// registries are supported"));
+        }
+        if url.host_str().is_none() {
+            return Err(bad("no host"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad("credentials in the URL are not allowed; use a token"));
+        }
+        url.set_query(None);
+        url.set_fragment(None);
+        // A trailing slash makes `join` append instead of replacing the
+        // last path segment of registries served under a prefix.
+        if !url.path().ends_with('/') {
+            let p = format!("{}/", url.path());
+            url.set_path(&p);
+        }
+        let host = host_of(&url);
+        let http = reqwest::Client::builder()
+            .connect_timeout(TIMEOUT)
+            .read_timeout(TIMEOUT)
+            .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                if attempt.previous().len() >= 5 {
+                    return attempt.error("too many redirects");
+                }
+                let ok_scheme = matches!(attempt.url().scheme(), "http" | "https");
+                let same_host = attempt
+                    .previous()
+                    .first()
+                    .is_some_and(|first| first.host_str() == attempt.url().host_str());
+                if ok_scheme && same_host {
+                    attempt.follow()
+                } else {
+                    attempt.error("redirect to another host or scheme refused")
+                }
+            }))
+            .build()
+            .map_err(|e| RegistryError::Transport {
+                host: host.clone(),
+                detail: chain(&e),
+            })?;
+        Ok(RegistryClient {
+            base: url,
+            host,
+            token: token.filter(|t| !t.is_empty()),
+            http,
+            config: Arc::new(tokio::sync::OnceCell::new()),
+        })
+    }
+
+    /// The normalised base URL (always ends in `/`).
+    pub fn base(&self) -> &Url {
+        &self.base
+    }
+
+    /// `config.json`, fetched once per client. A registry without one is
+    /// treated as serving everything from its base URL.
+    pub async fn config(&self) -> Result<&RegistryConfig> {
+        self.config
+            .get_or_try_init(|| async {
+                let url = self.url("config.json")?;
+                match self.get_json::<RegistryConfig>(url, MAX_JSON_BYTES).await {
+                    Ok(c) => {
+                        for u in [&c.dl, &c.api] {
+                            let parsed = Url::parse(u)
+                                .map_err(|e| self.invalid(format!("config.json URL {u:?}: {e}")))?;
+                            if !matches!(parsed.scheme(), "http" | "https") {
+                                return Err(
+                                    self.invalid(format!("config.json URL {u:?} is not http(s)"))
+                                );
+                            }
+                        }
+                        Ok(c)
+                    }
+                    Err(e) if e.is_not_found() => {
+                        let base = self.base.as_str().trim_end_matches('/').to_string();
+                        Ok(RegistryConfig {
+                            dl: format!("{base}/api/v1/skills"),
+                            api: base,
+                            auth_required: false,
+                        })
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .await
+    }
+
+    /// Every version of `name`. With `etag` (from an earlier `Fresh`), an
+    /// unchanged index costs one `304`.
+    pub async fn index(&self, name: &str, etag: Option<&str>) -> Result<IndexResponse> {
+        check_name(name)?;
+        let url = self.url(&format!("index/{name}"))?;
+        let mut headers = HeaderMap::new();
+        if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(t.trim()).ok()) {
+            headers.insert(IF_NONE_MATCH, tag);
+        }
+        let resp = self.get(url, headers).await?;
+        if resp.status() == StatusCode::NOT_MODIFIED {
+            return Ok(IndexResponse::NotModified);
+        }
+        let etag = resp
+            .headers()
+            .get(ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = self.read_capped(resp, MAX_JSON_BYTES).await?;
+        let index: IndexFile = serde_json::from_slice(&body)
+            .map_err(|e| self.invalid(format!("index of {name}: {e}")))?;
+        if index.name.as_str() != name || index.versions.iter().any(|v| v.name.as_str() != name) {
+            return Err(self.invalid(format!("index of {name} lists another package")));
+        }
+        Ok(IndexResponse::Fresh { index, etag, body })
+    }
+
+    /// The tarball of `name@version`, refusing more than `max_bytes`. The
+    /// caller verifies the checksum against the index or lock.
+    pub async fn download(&self, name: &str, version: &str, max_bytes: u64) -> Result<Vec<u8>> {
+        check_name(name)?;
+        let version = check_version(version)?;
+        let dl = self.config().await?.dl.clone();
+        let url = if dl.contains("{crate}") || dl.contains("{version}") {
+            dl.replace("{crate}", name).replace("{version}", &version)
+        } else {
+            format!("{}/{name}/{version}/download", dl.trim_end_matches('/'))
+        };
+        let url =
+            Url::parse(&url).map_err(|e| self.invalid(format!("download URL {url:?}: {e}")))?;
+        let resp = self.get(url, HeaderMap::new()).await?;
+        self.read_capped(resp, max_bytes).await
+    }
+
+    /// Publishes a packed skill; the server reads name and version from
+    /// its `SKILL.md`.
+    pub async fn publish(&self, tarball: Vec<u8>) -> Result<PublishResponse> {
+        let url = self.api_url("api/v1/skills/new").await?;
+        let req = self
+            .authed(Method::PUT, url)?
+            .header(CONTENT_TYPE, "application/gzip")
+            .body(tarball);
+        self.send_json(req).await
+    }
+
+    /// Yanks (or with `undo`, restores) one version.
+    pub async fn yank(&self, name: &str, version: &str, undo: bool) -> Result<()> {
+        check_name(name)?;
+        let version = check_version(version)?;
+        let (method, action) = if undo {
+            (Method::PUT, "unyank")
+        } else {
+            (Method::DELETE, "yank")
+        };
+        let url = self
+            .api_url(&format!("api/v1/skills/{name}/{version}/{action}"))
+            .await?;
+        let _: OkResponse = self.send_json(self.authed(method, url)?).await?;
+        Ok(())
+    }
+
+    /// Logins of the owners of `name`.
+    pub async fn owners(&self, name: &str) -> Result<Vec<String>> {
+        check_name(name)?;
+        let url = self
+            .api_url(&format!("api/v1/skills/{name}/owners"))
+            .await?;
+        let list: OwnerList = self.get_json(url, MAX_JSON_BYTES).await?;
+        Ok(list.users.into_iter().map(|o| o.login).collect())
+    }
+
+    pub async fn add_owners(&self, name: &str, users: &[String]) -> Result<()> {
+        self.change_owners(Method::PUT, name, users).await
+    }
+
+    pub async fn remove_owners(&self, name: &str, users: &[String]) -> Result<()> {
+        self.change_owners(Method::DELETE, name, users).await
+    }
+
+    async fn change_owners(&self, method: Method, name: &str, users: &[String]) -> Result<()> {
+        check_name(name)?;
+        let url = self
+            .api_url(&format!("api/v1/skills/{name}/owners"))
+            .await?;
+        let body = OwnersChange {
+            users: users.to_vec(),
+        };
+        let _: OkResponse = self
+            .send_json(self.authed(method, url)?.json(&body))
+            .await?;
+        Ok(())
+    }
+
+    /// Ranked text search over names, descriptions and bodies.
+    pub async fn search(&self, q: &str, per_page: u32) -> Result<SearchResults> {
+        let mut url = self.api_url("api/v1/search").await?;
+        url.query_pairs_mut()
+            .append_pair("q", q)
+            .append_pair("per_page", &per_page.to_string());
+        self.get_json(url, MAX_JSON_BYTES).await
+    }
+
+    fn url(&self, path: &str) -> Result<Url> {
+        self.base.join(path).map_err(|e| RegistryError::BadUrl {
+            url: format!("{}{path}", self.base),
+            reason: e.to_string(),
+        })
+    }
+
+    async fn api_url(&self, path: &str) -> Result<Url> {
+        let api = self.config().await?.api.clone();
+        let full = format!("{}/{path}", api.trim_end_matches('/'));
+        Url::parse(&full).map_err(|e| self.invalid(format!("API URL {full:?}: {e}")))
+    }
+
+    fn authed(&self, method: Method, url: Url) -> Result<reqwest::RequestBuilder> {
+        let token = self
+            .token
+            .as_deref()
+            .ok_or_else(|| RegistryError::NoToken {
+                host: self.host.clone(),
+            })?;
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            RegistryError::BadInput("the API token contains invalid characters".into())
+        })?;
+        value.set_sensitive(true);
+        Ok(self.http.request(method, url).header(AUTHORIZATION, value))
+    }
+
+    /// GET with bounded retries: idempotent, so a 5xx or a dropped
+    /// connection is worth another try; anything else is final.
+    async fn get(&self, url: Url, headers: HeaderMap) -> Result<reqwest::Response> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let last = attempt >= GET_ATTEMPTS;
+            match self
+                .http
+                .get(url.clone())
+                .headers(headers.clone())
+                .send()
+                .await
+            {
+                Ok(resp) if resp.status().is_server_error() && !last => {}
+                Ok(resp) => return self.check(resp).await,
+                Err(e) if (e.is_connect() || e.is_timeout()) && !last => {}
+                Err(e) => return Err(self.transport(&e)),
+            }
+            tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
+        }
+    }
+
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, url: Url, cap: u64) -> Result<T> {
+        let resp = self.get(url, HeaderMap::new()).await?;
+        let body = self.read_capped(resp, cap).await?;
+        serde_json::from_slice(&body).map_err(|e| self.invalid(e.to_string()))
+    }
+
+    async fn send_json<T: serde::de::DeserializeOwned>(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<T> {
+        let resp = req.send().await.map_err(|e| self.transport(&e))?;
+        let resp = self.check(resp).await?;
+        let body = self.read_capped(resp, MAX_JSON_BYTES).await?;
+        serde_json::from_slice(&body).map_err(|e| self.invalid(e.to_string()))
+    }
+
+    /// Turns a non-success status into an error carrying the server's
+    /// `detail`; passes 2xx and 304 through.
+    async fn check(&self, resp: reqwest::Response) -> Result<reqwest::Response> {
+        let status = resp.status();
+        if status.is_success() || status == StatusCode::NOT_MODIFIED {
+            return Ok(resp);
+        }
+        let body = self
+            .read_capped(resp, MAX_ERROR_BYTES)
+            .await
+            .unwrap_or_default();
+        let detail = match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(e) if !e.errors.is_empty() => e.joined(),
+            _ => {
+                let text = String::from_utf8_lossy(&body);
+                let text = text.trim();
+                if text.is_empty() {
+                    status.canonical_reason().unwrap_or("no detail").to_string()
+                } else {
+                    text.chars().take(300).collect()
+                }
+            }
+        };
+        Err(RegistryError::Status {
+            host: self.host.clone(),
+            status: status.as_u16(),
+            detail: one_line(&detail),
+        })
+    }
+
+    /// Reads a body, stopping as soon as it passes `cap`, so a hostile
+    /// server cannot make the client buffer without bound.
+    async fn read_capped(&self, mut resp: reqwest::Response, cap: u64) -> Result<Vec<u8>> {
+        let too_large = || RegistryError::TooLarge {
+            host: self.host.clone(),
+            limit: cap,
+        };
+        if resp.content_length().is_some_and(|n| n > cap) {
+            return Err(too_large());
+        }
+        let mut out = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(&e))? {
+            if out.len() as u64 + chunk.len() as u64 > cap {
+                return Err(too_large());
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+
+    fn transport(&self, e: &reqwest::Error) -> RegistryError {
+        RegistryError::Transport {
+            host: self.host.clone(),
+            detail: one_line(&chain(e)),
+        }
+    }
+
+    fn invalid(&self, detail: String) -> RegistryError {
+        RegistryError::Invalid {
+            host: self.host.clone(),
+            detail: one_line(&detail),
+        }
+    }
+}
+
+fn host_of(url: &Url) -> String {
+    match (url.host_str(), url.port()) {
+        (Some(h), Some(p)) => format!("{h}:{p}"),
+        (Some(h), None) => h.to_string(),
+        _ => url.to_string(),
+    }
+}
+
+fn check_name(name: &str) -> Result<()> {
+    crate::name::check_name(name)
+        .map_err(|e| RegistryError::BadInput(format!("invalid skill name {name:?}: {e}")))
+}
+
+fn check_version(v: &str) -> Result<String> {
+    semver::Version::parse(v)
+        .map(|v| v.to_string())
+        .map_err(|e| RegistryError::BadInput(format!("invalid version {v:?}: {e}")))
+}
+
+/// The error and its causes, which is where reqwest keeps the useful part
+/// ("connection refused", "dns error").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+/// Server text goes to terminals: no newlines, no escape sequences.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_base_and_hides_token() {
+        let c = RegistryClient::new("http://127.0.0.1:1/prefix", Some("spm_secret".into()));
+        let c = match c {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(c.base().as_str(), "http://127.0.0.1:1/prefix/");
+        assert!(!format!("{c:?}").contains("spm_secret"));
+        assert!(RegistryClient::new("file:///etc", None).is_err());
+        assert!(RegistryClient::new("https://u:p@x.example", None).is_err());
+    }
+
+    #[test]
+    fn one_line_strips_controls() {
+        assert_eq!(one_line("a\nb\x1b[31m  c"), "a b [31m c");
+    }
+}

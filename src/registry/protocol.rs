@@ -1,0 +1,152 @@
+//! Wire types of the registry protocol, shared by the client and
+//! `skillpm-registry` so the two can never drift apart.
+//!
+//! The shapes follow Cargo's sparse index and crates.io's web API where a
+//! counterpart exists (`vers`, `cksum`, `yanked`, `{"errors":[{"detail"}]}`),
+//! so anyone who knows those protocols can read ours. Unknown fields are
+//! ignored on read, which lets the server add fields without breaking older
+//! clients.
+
+use crate::checksum::Checksum;
+use crate::name::SkillName;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `GET /config.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistryConfig {
+    /// Base of download URLs: `{dl}/{name}/{version}/download`.
+    pub dl: String,
+    /// Base of the web API: `{api}/api/v1/...`.
+    pub api: String,
+    #[serde(rename = "auth-required", default)]
+    pub auth_required: bool,
+}
+
+/// `GET /index/{name}`: every version of one package.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexFile {
+    pub name: SkillName,
+    pub versions: Vec<IndexVersion>,
+}
+
+/// One published version as the index lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexVersion {
+    pub name: SkillName,
+    pub vers: semver::Version,
+    /// sha256 of the tarball, computed by the server, never the publisher.
+    pub cksum: Checksum,
+    #[serde(default)]
+    pub yanked: bool,
+    #[serde(default)]
+    pub description: String,
+    /// The frontmatter `requires` block as published (eligibility hints).
+    #[serde(default)]
+    pub requires: Map<String, Value>,
+    /// Skill-to-skill dependencies; always empty today, present so that
+    /// adding them later does not change the index shape.
+    #[serde(default)]
+    pub deps: Vec<IndexDep>,
+    /// RFC 3339 publication time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+}
+
+/// A dependency of a published version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexDep {
+    pub name: SkillName,
+    pub req: semver::VersionReq,
+}
+
+/// `PUT /api/v1/skills/new` success body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublishResponse {
+    pub name: SkillName,
+    pub vers: semver::Version,
+    pub cksum: Checksum,
+}
+
+/// `GET /api/v1/search`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchResults {
+    pub skills: Vec<SearchHit>,
+    pub meta: SearchMeta,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub name: SkillName,
+    pub max_version: semver::Version,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchMeta {
+    /// Matches in total, before `per_page` cut the list.
+    pub total: u64,
+}
+
+/// `GET /api/v1/skills/{name}/owners`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnerList {
+    pub users: Vec<Owner>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub login: String,
+}
+
+/// Body of `PUT`/`DELETE /api/v1/skills/{name}/owners`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnersChange {
+    pub users: Vec<String>,
+}
+
+/// `{"ok": true}` of yank, unyank and owner changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OkResponse {
+    pub ok: bool,
+}
+
+/// Every error response: `{"errors":[{"detail":"..."}]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub errors: Vec<ErrorDetail>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    pub detail: String,
+}
+
+impl ErrorBody {
+    pub fn new(detail: impl Into<String>) -> Self {
+        ErrorBody {
+            errors: vec![ErrorDetail {
+                detail: detail.into(),
+            }],
+        }
+    }
+
+    /// All details joined into one line, for one-line error messages.
+    pub fn joined(&self) -> String {
+        self.errors
+            .iter()
+            .map(|e| e.detail.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Whether `user` is an acceptable login: it is stored, echoed in JSON and
+/// shown in terminals, so keep it to a plain identifier.
+pub fn valid_login(user: &str) -> bool {
+    !user.is_empty()
+        && user.len() <= 64
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
