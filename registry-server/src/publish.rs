@@ -1,0 +1,204 @@
+//! `PUT /api/v1/skills/new`.
+//!
+//! Order matters: authenticate before reading the body, cap the body while
+//! reading it, unpack with the client's own hardened unpacker (so the
+//! server accepts exactly what clients can install), validate `SKILL.md`,
+//! refuse doomed uploads before storing anything, store the blob durably,
+//! and only then commit the row that makes the version visible.
+
+use crate::api::{authenticate, AppState};
+use crate::db::{self, NewVersion};
+use crate::error::{ApiError, ApiResult};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header::CONTENT_LENGTH, HeaderMap};
+use axum::Json;
+use http_body_util::BodyExt;
+use skillpm::checksum::Checksum;
+use skillpm::engine::skill;
+use skillpm::engine::validate::{check_doc, Severity};
+use skillpm::name::SkillName;
+use skillpm::package::{unpack_to_new_dir, Limits, UnpackError};
+use skillpm::registry::protocol::PublishResponse;
+use std::path::Path;
+use std::time::Duration;
+
+pub async fn publish(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Json<PublishResponse>> {
+    let user = authenticate(&st, &headers).await?;
+    let bytes = read_body(body, &headers, st.max_upload).await?;
+    let cksum = Checksum::of_bytes(&bytes);
+    let limits = st.limits.clone();
+    let tmp = st.blobs.tmp_dir().to_path_buf();
+    let (meta, bytes) = tokio::task::spawn_blocking(move || {
+        let meta = inspect(&bytes, &tmp, &limits);
+        (meta, bytes)
+    })
+    .await?;
+    let meta = meta?;
+
+    let (name, vers, u) = (meta.name.clone(), meta.vers.clone(), user.clone());
+    st.db
+        .call(move |c| db::precheck(c, &name, &vers, &u))
+        .await?;
+
+    let blobs = st.blobs.clone();
+    tokio::task::spawn_blocking(move || blobs.store(&cksum, &bytes)).await??;
+
+    let response = PublishResponse {
+        name: meta.skill_name.clone(),
+        vers: meta.vers.clone(),
+        cksum,
+    };
+    let row = NewVersion {
+        name: meta.name,
+        vers: meta.vers,
+        cksum: cksum.to_string(),
+        description: meta.description,
+        requires: meta.requires,
+        body: meta.body,
+    };
+    st.db
+        .call(move |c| db::insert_version(c, &row, &user))
+        .await?;
+    Ok(Json(response))
+}
+
+/// Reads at most `cap` bytes. An oversized body is partly drained before
+/// answering 413, because closing a socket with unread data makes the
+/// kernel reset the connection and the client would never see the status.
+async fn read_body(mut body: Body, headers: &HeaderMap, cap: u64) -> ApiResult<Vec<u8>> {
+    let too_large = || {
+        ApiError::too_large(format!(
+            "the upload is larger than this registry's limit of {cap} bytes"
+        ))
+    };
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > cap) {
+        drain(body, cap).await;
+        return Err(too_large());
+    }
+    let mut out = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ApiError::bad_request(format!("cannot read the upload: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if out.len() as u64 + data.len() as u64 > cap {
+                drain(body, cap).await;
+                return Err(too_large());
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    if out.is_empty() {
+        return Err(ApiError::bad_request(
+            "the upload is empty; send the .tar.gz made by `skillpm pack` as the body",
+        ));
+    }
+    Ok(out)
+}
+
+async fn drain(mut body: Body, cap: u64) {
+    let budget = cap.clamp(1 << 20, 16 << 20);
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut seen = 0u64;
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Some(d) = frame.data_ref() {
+                seen += d.len() as u64;
+                if seen > budget {
+                    break;
+                }
+            }
+        }
+    })
+    .await;
+}
+
+/// What the package says about itself.
+struct Meta {
+    skill_name: SkillName,
+    name: String,
+    vers: semver::Version,
+    description: String,
+    requires: String,
+    body: String,
+}
+
+fn unpack_error(e: UnpackError) -> ApiError {
+    match e {
+        UnpackError::CompressedTooLarge { .. }
+        | UnpackError::UnpackedTooLarge { .. }
+        | UnpackError::TooManyEntries { .. } => ApiError::too_large(format!("package: {e}")),
+        UnpackError::Io { .. } | UnpackError::BadDestination { .. } => ApiError::internal(e),
+        other => ApiError::bad_request(format!("package: {other}")),
+    }
+}
+
+fn at(line: Option<usize>, msg: impl std::fmt::Display) -> String {
+    match line {
+        Some(l) => format!("SKILL.md line {l}: {msg}"),
+        None => format!("SKILL.md: {msg}"),
+    }
+}
+
+/// Unpacks into a scratch dir (removed on return) and validates `SKILL.md`.
+/// Blocking.
+fn inspect(bytes: &[u8], tmp: &Path, limits: &Limits) -> ApiResult<Meta> {
+    let dir = unpack_to_new_dir(bytes, None, tmp, limits).map_err(unpack_error)?;
+    let file = ["SKILL.md", "skill.md"]
+        .iter()
+        .map(|f| dir.path().join(f))
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .ok_or_else(|| ApiError::bad_request("package has no SKILL.md at its root"))?;
+    let doc = skill::read(&file).map_err(|e| {
+        ApiError::bad_request(match e.line() {
+            Some(l) => at(Some(l), &e),
+            None => at(None, &e),
+        })
+    })?;
+    let errors: Vec<String> = check_doc(&doc, None)
+        .into_iter()
+        .filter(|(_, sev, _)| *sev == Severity::Error)
+        .map(|(line, _, msg)| at(line, msg))
+        .collect();
+    if !errors.is_empty() {
+        return Err(ApiError::bad_request(errors.join("; ")));
+    }
+    let raw_name = doc
+        .name()
+        .ok_or_else(|| ApiError::bad_request(at(None, "`name` is required to publish")))?;
+    let name_line = doc.key_lines.get("name").copied();
+    let skill_name = SkillName::new(raw_name)
+        .map_err(|e| ApiError::bad_request(at(name_line, format!("`name` {raw_name:?}: {e}"))))?;
+    let vers_line = doc.key_lines.get("version").copied();
+    let raw_vers = doc.version().ok_or_else(|| {
+        ApiError::bad_request(at(
+            None,
+            "`version` is required to publish (semver, e.g. `version: 1.0.0`)",
+        ))
+    })?;
+    let vers = semver::Version::parse(raw_vers.trim()).map_err(|e| {
+        ApiError::bad_request(at(
+            vers_line,
+            format!("`version` {raw_vers:?} is not a semver version: {e}"),
+        ))
+    })?;
+    let requires = match doc.frontmatter.get("requires") {
+        Some(v @ serde_json::Value::Object(_)) => v.to_string(),
+        _ => "{}".to_string(),
+    };
+    Ok(Meta {
+        name: skill_name.to_string(),
+        skill_name,
+        vers,
+        description: doc.description().to_string(),
+        requires,
+        body: doc.body.clone(),
+    })
+}
