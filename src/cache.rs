@@ -20,6 +20,10 @@ pub enum CacheError {
     Io { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Unpack(#[from] package::UnpackError),
+    /// The unpacked tree failed the caller's check (see
+    /// [`Cache::ensure_tree_checked`]); it was discarded, never cached.
+    #[error("{0}")]
+    Rejected(String),
 }
 
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> CacheError + '_ {
@@ -128,6 +132,19 @@ impl Cache {
         bytes: &[u8],
         limits: &Limits,
     ) -> Result<PathBuf, CacheError> {
+        self.ensure_tree_checked(c, bytes, limits, |_| Ok(()))
+    }
+
+    /// [`Cache::ensure_tree`], running `check` on the freshly unpacked tree
+    /// while it is still in staging: a tree that fails is deleted and never
+    /// becomes a cache entry (a later run would otherwise trust it).
+    pub fn ensure_tree_checked(
+        &self,
+        c: &Checksum,
+        bytes: &[u8],
+        limits: &Limits,
+        check: impl FnOnce(&Path) -> Result<(), String>,
+    ) -> Result<PathBuf, CacheError> {
         let dest = self.tree_path(c);
         if dest.is_dir() {
             return Ok(dest);
@@ -135,6 +152,7 @@ impl Cache {
         let trees = self.root.join("trees");
         std::fs::create_dir_all(&trees).map_err(io_at(&trees))?;
         let staged = package::unpack_to_new_dir(bytes, Some(c), &self.tmp()?, limits)?;
+        check(staged.path()).map_err(CacheError::Rejected)?;
         match std::fs::rename(staged.path(), &dest) {
             Ok(()) => {
                 // The directory now lives at `dest`; stop TempDir deleting it.

@@ -111,7 +111,10 @@ mod tests {
     fn rejects_bad_names() {
         assert_eq!(check_name(""), Err(NameError::Empty));
         assert_eq!(check_name(&"x".repeat(65)), Err(NameError::TooLong(65)));
-        assert_eq!(check_name("Code"), Err(NameError::BadChar { ch: 'C', pos: 1 }));
+        assert_eq!(
+            check_name("Code"),
+            Err(NameError::BadChar { ch: 'C', pos: 1 })
+        );
         assert_eq!(check_name("-a"), Err(NameError::EdgeHyphen));
         assert_eq!(check_name("a-"), Err(NameError::EdgeHyphen));
         assert_eq!(check_name("a--b"), Err(NameError::DoubleHyphen));

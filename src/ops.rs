@@ -410,7 +410,7 @@ async fn prepare(
             .cloned()
             .or_else(|| cache.read_tarball(&s.checksum));
         if let Some(bytes) = local {
-            let tree = cache.ensure_tree(&s.checksum, &bytes, &limits)?;
+            let tree = registry_tree(cache, s, &bytes, &limits)?;
             out.insert(s.checksum, (tree, true));
             continue;
         }
@@ -480,10 +480,74 @@ async fn prepare(
         .await?;
     reporter.downloads_finished();
     for (c, bytes) in fetched {
+        let Some(s) = needed.iter().find(|s| s.checksum == c) else {
+            continue;
+        };
+        // Unpack and check before caching the tarball, so a refused
+        // package leaves nothing behind that a later run could trust.
+        let tree = registry_tree(cache, s, &bytes, &limits)?;
         cache.store_tarball(&c, &bytes)?;
-        out.insert(c, (cache.ensure_tree(&c, &bytes, &limits)?, false));
+        out.insert(c, (tree, false));
     }
     Ok(out)
+}
+
+/// Unpacks a tarball into the cache; for registry packages the tree must
+/// also be what the index claimed (see [`check_identity`]).
+fn registry_tree(cache: &Cache, s: &LockedSkill, bytes: &[u8], limits: &Limits) -> Result<PathBuf> {
+    let tree = match s.source {
+        LockedSource::Registry { .. } => {
+            cache.ensure_tree_checked(&s.checksum, bytes, limits, |dir| check_identity(s, dir))
+        }
+        _ => cache.ensure_tree(&s.checksum, bytes, limits),
+    };
+    tree.map_err(|e| match e {
+        crate::cache::CacheError::Unpack(u) => {
+            Error::Other(format!("refusing to install {}@{}: {u}", s.name, s.version))
+        }
+        e => e.into(),
+    })
+}
+
+/// A registry tarball is only trusted to be what the index says it is if
+/// its own `SKILL.md` agrees: present at the top, parseable, and naming the
+/// same package and version. (The checksum only proves the server sent the
+/// bytes it indexed, not that they are the package it named.)
+fn check_identity(s: &LockedSkill, dir: &Path) -> std::result::Result<(), String> {
+    let refuse = |why: String| {
+        format!(
+            "refusing to install {}@{}: the registry's tarball {why}",
+            s.name, s.version
+        )
+    };
+    let file = crate::engine::discover::SKILL_FILES
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+        .ok_or_else(|| refuse("has no SKILL.md at its top level".into()))?;
+    let doc = crate::engine::skill::read(&file)
+        .map_err(|e| refuse(format!("has an unusable SKILL.md: {}", e.detail())))?;
+    match doc.name() {
+        Some(n) if n == s.name.as_str() => {}
+        Some(n) => {
+            return Err(refuse(format!(
+                "holds a skill named `{}`, not `{}`",
+                n.escape_debug(),
+                s.name
+            )))
+        }
+        None => return Err(refuse("has a SKILL.md without `name`".into())),
+    }
+    let version = doc.version();
+    match version.as_deref().map(|v| semver::Version::parse(v.trim())) {
+        Some(Ok(v)) if v == s.version => Ok(()),
+        Some(_) => Err(refuse(format!(
+            "says version {}, not {}",
+            version.unwrap_or_default().escape_debug(),
+            s.version
+        ))),
+        None => Err(refuse("has a SKILL.md without `version`".into())),
+    }
 }
 
 fn verified(s: &LockedSkill, bytes: Vec<u8>) -> Result<Vec<u8>> {

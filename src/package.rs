@@ -1111,6 +1111,13 @@ mod tests {
             pack_dir(tree.path()),
             Err(PackError::CaseConflict { .. })
         ));
+        let tree = tempfile::tempdir().unwrap();
+        let deep = vec!["d"; MAX_DEPTH + 5].join("/");
+        fs::create_dir_all(tree.path().join(&deep)).unwrap();
+        match pack_dir(tree.path()) {
+            Err(PackError::BadPath { reason, .. }) => assert!(reason.contains("deep"), "{reason}"),
+            other => panic!("expected BadPath, got {other:?}"),
+        }
     }
 
     // ----- hostile archives ------------------------------------------------

@@ -11,7 +11,11 @@ fn read(p: impl AsRef<Path>) -> String {
 
 /// Writes a publishable skill directory.
 fn skill_src(f: &Fixture, name: &str, version: &str, body: &str) -> PathBuf {
-    let dir = f.root().join("src").join(format!("{name}-{version}")).join(name);
+    let dir = f
+        .root()
+        .join("src")
+        .join(format!("{name}-{version}"))
+        .join(name);
     f.write(
         &dir,
         "SKILL.md",
@@ -31,8 +35,10 @@ impl World {
         let mut f = Fixture::new();
         let data = f.root().join("registry-data");
         let reg = Registry::start(&data);
-        f.extra_env.push(("SKILLPM_REGISTRY".into(), reg.url.clone()));
-        f.extra_env.push(("SKILLPM_TOKEN".into(), reg.token.clone()));
+        f.extra_env
+            .push(("SKILLPM_REGISTRY".into(), reg.url.clone()));
+        f.extra_env
+            .push(("SKILLPM_TOKEN".into(), reg.token.clone()));
         World { f, reg }
     }
 
@@ -57,7 +63,10 @@ fn add_range_lock_reproduce_update_outdated() {
     let manifest = read(f.project.join("skills.toml"));
     assert!(manifest.contains("code-review = \"^1\""), "{manifest}");
     let lock = read(f.project.join("skills.lock"));
-    assert!(lock.contains(&format!("source = \"registry+{}\"", w.reg.url)), "{lock}");
+    assert!(
+        lock.contains(&format!("source = \"registry+{}\"", w.reg.url)),
+        "{lock}"
+    );
     assert!(lock.contains("version = \"1.1.0\""));
     // The lock's checksum is the one the index lists.
     let info = f.ok(&["info", "code-review", "--json"]);
@@ -75,7 +84,10 @@ fn add_range_lock_reproduce_update_outdated() {
 
     // status shows the installed version.
     let s = f.status_json();
-    assert_eq!(common::find(&s, "code-review", "eligible")["installed"], "1.1.0");
+    assert_eq!(
+        common::find(&s, "code-review", "eligible")["installed"],
+        "1.1.0"
+    );
 
     // Reproduce in a fresh directory.
     let fresh = f.root().join("fresh");
@@ -95,9 +107,18 @@ fn add_range_lock_reproduce_update_outdated() {
     assert_eq!(read(f.project.join("skills.lock")), lock);
     let out = f.ok(&["outdated", "--json"]);
     let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let row = rows.as_array().unwrap().iter().find(|r| r["name"] == "code-review").unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "code-review")
+        .unwrap();
     assert_eq!(
-        (row["current"].as_str(), row["wanted"].as_str(), row["latest"].as_str()),
+        (
+            row["current"].as_str(),
+            row["wanted"].as_str(),
+            row["latest"].as_str()
+        ),
         (Some("1.1.0"), Some("1.2.0"), Some("2.0.0"))
     );
     f.ok(&["update", "code-review"]);
@@ -174,7 +195,11 @@ fn tampered_tarball_is_fatal_and_changes_nothing() {
     let fresh = f.root().join("fresh");
     f.write(&fresh, "skills.toml", read(f.project.join("skills.toml")));
     f.write(&fresh, "skills.lock", &lock);
-    f.write(&fresh, ".agents/skills/keep/SKILL.md", "---\ndescription: user skill\n---\n");
+    f.write(
+        &fresh,
+        ".agents/skills/keep/SKILL.md",
+        "---\ndescription: user skill\n---\n",
+    );
     std::fs::remove_dir_all(&f.cache).unwrap();
     let out = f.skillpm(&["-C", fresh.to_str().unwrap(), "install"]);
     assert_eq!(out.status.code(), Some(1));
@@ -230,7 +255,10 @@ fn pack_is_deterministic_and_publish_side_commands_work() {
     let out_b = f.ok(&["pack", dir.to_str().unwrap(), "-o", b.to_str().unwrap()]);
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     assert!(out_a.contains("sha256:"));
-    assert_eq!(out_a.split_whitespace().last(), out_b.split_whitespace().last());
+    assert_eq!(
+        out_a.split_whitespace().last(),
+        out_b.split_whitespace().last()
+    );
 
     f.ok(&["publish", dir.to_str().unwrap()]);
     // Republishing the same version is refused with the server's reason.
@@ -247,24 +275,32 @@ fn pack_is_deterministic_and_publish_side_commands_work() {
 
     // A bad token is a clear one-line error.
     let mut bad = f.command(env!("CARGO_BIN_EXE_skillpm"));
-    bad.env("SKILLPM_TOKEN", "spm_wrong").args(["yank", "packer@0.2.0"]);
+    bad.env("SKILLPM_TOKEN", "spm_wrong")
+        .args(["yank", "packer@0.2.0"]);
     let out = bad.output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
 
     // login stores the token with mode 0600 and publish uses it.
     let mut login = f.command(env!("CARGO_BIN_EXE_skillpm"));
-    login.env_remove("SKILLPM_TOKEN").args(["login", "--token", &w.reg.token]);
+    login
+        .env_remove("SKILLPM_TOKEN")
+        .args(["login", "--token", &w.reg.token]);
     assert!(login.output().unwrap().status.success());
     let cred = f.config.join("skillpm/credentials.toml");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&cred).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&cred).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
     let dir2 = skill_src(f, "packer", "0.3.0", "newer");
     let mut publish = f.command(env!("CARGO_BIN_EXE_skillpm"));
-    publish.env_remove("SKILLPM_TOKEN").args(["publish", dir2.to_str().unwrap()]);
+    publish
+        .env_remove("SKILLPM_TOKEN")
+        .args(["publish", dir2.to_str().unwrap()]);
     let out = publish.output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
