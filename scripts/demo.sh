@@ -1,15 +1,52 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: build skillpm and show what an agent sees
-# in the bundled demo project (eligible, skipped, shadowed, invalid skills).
+# The main job on a fresh machine, end to end:
+#   build -> start a registry on loopback (temp data dir) -> publish the
+#   example skills -> `add code-review@^1` in a new project -> `install
+#   --locked` into a fresh copy -> `status` (what the agent will see).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --workspace --quiet
-SKILLPM="$PWD/target/debug/skillpm"
-DEMO_HOME="$(mktemp -d)"
-trap 'rm -rf "$DEMO_HOME"' EXIT
-export HOME="$DEMO_HOME" XDG_CONFIG_HOME="$DEMO_HOME/.config"
-echo "== skillpm status (examples/demo-project)"
-"$SKILLPM" -C examples/demo-project status
-echo
-echo "== skillpm prompt"
-"$SKILLPM" -C examples/demo-project prompt
+BIN="$PWD/target/debug"
+WORK="$(mktemp -d)"
+REG_PID=""
+cleanup() { [ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/config" XDG_CACHE_HOME="$WORK/cache"
+mkdir -p "$HOME"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "start skillpm-registry on 127.0.0.1 (data: $WORK/registry)"
+"$BIN/skillpm-registry" serve --data "$WORK/registry" --listen 127.0.0.1:0 >"$WORK/registry.log" 2>&1 &
+REG_PID=$!
+for _ in $(seq 100); do grep -q "listening on" "$WORK/registry.log" 2>/dev/null && break; sleep 0.05; done
+URL="$(grep -o 'http://[0-9.:]*' "$WORK/registry.log" | head -1)"
+echo "registry at $URL"
+TOKEN="$("$BIN/skillpm-registry" token create --data "$WORK/registry" --user demo | awk '{print $NF}')"
+export SKILLPM_REGISTRY="$URL" SKILLPM_TOKEN="$TOKEN"
+
+step "publish the example skills (and a code-review 2.0.0 outside ^1)"
+for dir in examples/packages/*/; do "$BIN/skillpm" publish "$dir"; done
+mkdir -p "$WORK/cr2" && cp -r examples/packages/code-review "$WORK/cr2/"
+sed -i 's/^version: "1.2.0"/version: "2.0.0"/' "$WORK/cr2/code-review/SKILL.md"
+"$BIN/skillpm" publish "$WORK/cr2/code-review"
+"$BIN/skillpm" search review
+
+step "a new project: skillpm init && skillpm add code-review@^1 pdf-tools"
+mkdir -p "$WORK/project" && cd "$WORK/project"
+"$BIN/skillpm" init
+"$BIN/skillpm" add code-review@^1 pdf-tools
+echo "--- skills.toml (comments hidden)"; grep -v "^#" skills.toml | sed "/^$/d"
+echo "--- skills.lock"; cat skills.lock
+
+step "CI: install --locked into a fresh copy (same bytes on disk)"
+mkdir -p "$WORK/ci" && cp skills.toml skills.lock "$WORK/ci/"
+"$BIN/skillpm" -C "$WORK/ci" install --locked
+diff -r .agents/skills "$WORK/ci/.agents/skills" && echo "identical trees"
+cmp skills.lock "$WORK/ci/skills.lock" && echo "identical locks"
+"$BIN/skillpm" -C "$WORK/ci" verify
+
+step "skillpm status: what the agent will see"
+"$BIN/skillpm" -C "$WORK/ci" status
+step "skillpm prompt"
+"$BIN/skillpm" -C "$WORK/ci" prompt
