@@ -42,9 +42,31 @@ def time_cmd(cmd, runs=7, warmup=1, env=None, cwd=None, setup=None, shell=False)
     return statistics.median(samples), min(samples), max(samples)
 
 
+def time_pair(a, b, runs=7, warmup=1, setup_a=None, setup_b=None, env=None):
+    """Times `a` and `b` in turn (A B A B ...), so drift in the machine's
+    speed hits both alike. Returns (median_a, median_b, median of a/b)."""
+    sa, sb, ratios = [], [], []
+    for i in range(warmup + runs):
+        pair = []
+        for cmd, setup in ((a, setup_a), (b, setup_b)):
+            if setup:
+                setup()
+            shell = isinstance(cmd, str)
+            start = time.perf_counter()
+            subprocess.run(cmd, env=env, shell=shell, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=True)
+            pair.append(time.perf_counter() - start)
+        if i >= warmup:
+            sa.append(pair[0])
+            sb.append(pair[1])
+            ratios.append(pair[0] / pair[1])
+    return statistics.median(sa), statistics.median(sb), statistics.median(ratios)
+
+
 def report(rows):
-    """Prints rows of (label, median_seconds, baseline_label, baseline_median)."""
+    """Prints rows of (label, median, baseline_label, baseline_median[, ratio])."""
     print(f"{'case':<44} {'median':>10} {'baseline':>28} {'ratio':>7}")
-    for label, med, base_label, base in rows:
-        ratio = med / base if base else float("nan")
+    for row in rows:
+        label, med, base_label, base = row[:4]
+        ratio = row[4] if len(row) > 4 else (med / base if base else float("nan"))
         print(f"{label:<44} {med*1000:>8.1f}ms {base_label:>18} {base*1000:>7.1f}ms {ratio:>6.2f}x")

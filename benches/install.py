@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, report, skillpm_bin, time_cmd  # noqa: E402
+from common import ROOT, report, skillpm_bin, time_pair  # noqa: E402
 
 FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 8 + "\n"
 
@@ -107,22 +107,23 @@ def main():
                     shutil.rmtree(cache, ignore_errors=True)
 
                 runs = 5 if n >= 1000 else 9
-                cold = time_cmd(base_cmd, env=env, setup=rm_all, runs=runs)
-                warm = time_cmd(base_cmd, env=env, setup=rm_tree, runs=runs)
-                noop = time_cmd(base_cmd, env=env, runs=runs)
-                # Baselines over the same data.
                 final = os.path.join(tmp, f"final{n}")
                 shutil.copytree(installed, final)
                 dest = os.path.join(tmp, f"cp{n}")
-                cp = time_cmd(["cp", "-r", final, dest], setup=lambda: shutil.rmtree(dest, ignore_errors=True), runs=runs)
+                cp_cmd = ["cp", "-r", final, dest]
+                rm_cp = lambda: shutil.rmtree(dest, ignore_errors=True)  # noqa: E731
                 names = " ".join(f"bench-{i:04d}" for i in range(n))
                 xdir = os.path.join(tmp, f"x{n}")
                 tar_cmd = f'cd {tarballs} && for s in {names}; do mkdir -p {xdir}/$s && tar xzf $s.tar.gz -C {xdir}/$s; done'
-                tar = time_cmd(tar_cmd, shell=True, setup=lambda: shutil.rmtree(xdir, ignore_errors=True), runs=runs)
+                rm_x = lambda: shutil.rmtree(xdir, ignore_errors=True)  # noqa: E731
+                # Each case alternates with its baseline (A B A B ...).
+                cold = time_pair(base_cmd, tar_cmd, runs=runs, setup_a=rm_all, setup_b=rm_x, env=env)
+                warm = time_pair(base_cmd, cp_cmd, runs=runs, setup_a=rm_tree, setup_b=rm_cp, env=env)
+                noop = time_pair(base_cmd, cp_cmd, runs=runs, setup_b=rm_cp, env=env)
                 rows += [
-                    (f"{n:>4} cold restore (empty cache)", cold[0], "tar xzf", tar[0]),
-                    (f"{n:>4} warm-cache restore", warm[0], "cp -r", cp[0]),
-                    (f"{n:>4} no-op install", noop[0], "cp -r", cp[0]),
+                    (f"{n:>4} cold restore (empty cache)", cold[0], "tar xzf", cold[1], cold[2]),
+                    (f"{n:>4} warm-cache restore", warm[0], "cp -r", warm[1], warm[2]),
+                    (f"{n:>4} no-op install", noop[0], "cp -r", noop[1], noop[2]),
                 ]
                 if n == 100:
                     manifest = open(os.path.join(project, "skills.toml")).read()
@@ -134,8 +135,9 @@ def main():
                         open(os.path.join(project, "skills.lock"), "w").write(lock)
                         shutil.rmtree(os.path.join(installed, extra), ignore_errors=True)
 
-                    add = time_cmd([exe, "-C", project, "add", "-q", f"{extra}@^1"], env=env, setup=reset, runs=runs)
-                    rows.append((f"{n:>4} add one skill", add[0], "cp -r", cp[0]))
+                    add = time_pair([exe, "-C", project, "add", "-q", f"{extra}@^1"], cp_cmd,
+                                    runs=runs, setup_a=reset, setup_b=rm_cp, env=env)
+                    rows.append((f"{n:>4} add one skill", add[0], "cp -r", add[1], add[2]))
                     reset()
         finally:
             proc.terminate()

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import report, skillpm_bin, time_cmd  # noqa: E402
+from common import report, skillpm_bin, time_pair  # noqa: E402
 
 SKILL = """---
 name: {name}
@@ -54,11 +54,12 @@ def main():
         for n in (1000, 10000):
             project = os.path.join(tmp, f"p{n}")
             root = make_tree(project, n)
-            ours = time_cmd([exe, "-C", project, "status", "--json"], env=env)
-            base = time_cmd(
-                f"find {root} -name SKILL.md -exec cat {{}} +", shell=True, env=env
+            ours, base, ratio = time_pair(
+                [exe, "-C", project, "status", "--json"],
+                f"find {root} -name SKILL.md -exec cat {{}} +",
+                env=env,
             )
-            rows.append((f"status --json, {n} skills", ours[0], "find+cat", base[0]))
+            rows.append((f"status --json, {n} skills", ours, "find+cat", base, ratio))
     report(rows)
 
 

@@ -387,38 +387,22 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
         }
         PackageCommand::Outdated { json, global } => {
             let rows = ops::outdated(env, &global_opts(global))?;
-            if json {
-                print(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
-            } else {
-                let mut s = format!(
+            let header = format!(
+                "{:<32} {:<12} {:<12} {:<12}\n",
+                "name", "current", "wanted", "latest"
+            );
+            print_rows(json, &rows, Some(header), |r| {
+                format!(
                     "{:<32} {:<12} {:<12} {:<12}\n",
-                    "name", "current", "wanted", "latest"
-                );
-                for r in rows {
-                    s.push_str(&format!(
-                        "{:<32} {:<12} {:<12} {:<12}\n",
-                        r.name, r.current, r.wanted, r.latest
-                    ));
-                }
-                print(&s)?;
-            }
-            Ok(ExitCode::SUCCESS)
+                    r.name, r.current, r.wanted, r.latest
+                )
+            })
         }
         PackageCommand::List { json, global } => {
             let rows = ops::list(env, &global_opts(global))?;
-            if json {
-                print(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
-            } else {
-                let mut s = String::new();
-                for r in rows {
-                    s.push_str(&format!(
-                        "{} {}  {}  [{}]\n",
-                        r.name, r.version, r.source, r.state
-                    ));
-                }
-                print(&s)?;
-            }
-            Ok(ExitCode::SUCCESS)
+            print_rows(json, &rows, None, |r| {
+                format!("{} {}  {}  [{}]\n", r.name, r.version, r.source, r.state)
+            })
         }
         PackageCommand::Verify { global } => {
             let issues = ops::verify(env, &global_opts(global))?;
@@ -576,6 +560,22 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Prints rows as pretty JSON, or one formatted line each.
+fn print_rows<T: serde::Serialize>(
+    json: bool,
+    rows: &[T],
+    header: Option<String>,
+    line: impl Fn(&T) -> String,
+) -> Result<ExitCode> {
+    let text = if json {
+        format!("{}\n", serde_json::to_string_pretty(rows)?)
+    } else {
+        header.into_iter().chain(rows.iter().map(line)).collect()
+    };
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs a future on a fresh single-threaded runtime.

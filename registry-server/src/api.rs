@@ -3,8 +3,8 @@
 //! path; versions are normalised so `1.0.0` and `01.0.0`-style spellings
 //! cannot address different rows.
 
-use crate::blobs::Blobs;
-use crate::db::{self, Db};
+use crate::blobs::BlobStore;
+use crate::db::MetaStore;
 use crate::error::{ApiError, ApiResult};
 use crate::search;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -29,8 +29,10 @@ use std::sync::Arc;
 pub struct AppState(Arc<Inner>);
 
 pub struct Inner {
-    pub db: Db,
-    pub blobs: Blobs,
+    pub db: Arc<dyn MetaStore>,
+    pub blobs: Arc<dyn BlobStore>,
+    /// Local scratch space for unpacking uploads (never shared).
+    pub scratch: std::path::PathBuf,
     pub limits: Limits,
     pub max_upload: u64,
     /// URL clients should use; `None` when bound to an unspecified address
@@ -94,11 +96,9 @@ pub async fn authenticate(st: &AppState, headers: &HeaderMap) -> ApiResult<Strin
         return Err(ApiError::unauthorized("empty API token"));
     }
     st.db
-        .call(move |c| {
-            db::token_user(c, &token)?
-                .ok_or_else(|| ApiError::unauthorized("invalid or revoked API token"))
-        })
-        .await
+        .token_user(&token)
+        .await?
+        .ok_or_else(|| ApiError::unauthorized("invalid or revoked API token"))
 }
 
 fn parse_name(s: &str) -> ApiResult<SkillName> {
@@ -160,8 +160,7 @@ async fn index(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let name = parse_name(&name)?;
-    let n = name.to_string();
-    let rows = st.db.call(move |c| Ok(db::versions(c, &n)?)).await?;
+    let rows = st.db.versions(name.as_str()).await?;
     if rows.is_empty() {
         return Err(ApiError::not_found(format!("no skill named `{name}`")));
     }
@@ -214,16 +213,16 @@ async fn download(
 ) -> ApiResult<Response> {
     let name = parse_name(&name)?;
     let vers = parse_version(&version)?.to_string();
-    let (n, v) = (name.to_string(), vers.clone());
     let cksum = st
         .db
-        .call(move |c| Ok(db::cksum_of(c, &n, &v)?))
+        .cksum_of(name.as_str(), &vers)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no version {vers} of `{name}`")))?;
     let cksum = Checksum::parse(&cksum).map_err(ApiError::internal)?;
-    let bytes = tokio::fs::read(st.blobs.path(&cksum))
-        .await
-        .map_err(|e| ApiError::internal(format!("blob {cksum} of {name}@{vers}: {e}")))?;
+    let bytes =
+        st.blobs.get(&cksum).await?.ok_or_else(|| {
+            ApiError::internal(format!("blob {cksum} of {name}@{vers} is missing"))
+        })?;
     Ok((
         [
             (CONTENT_TYPE, HeaderValue::from_static("application/gzip")),
@@ -247,17 +246,7 @@ async fn set_yank(
     let name = parse_name(&name)?.to_string();
     let vers = parse_version(&version)?.to_string();
     let user = authenticate(&st, &headers).await?;
-    st.db
-        .call(move |c| {
-            db::require_owner(c, &name, &user)?;
-            if !db::set_yanked(c, &name, &vers, yanked)? {
-                return Err(ApiError::not_found(format!(
-                    "no version {vers} of `{name}`"
-                )));
-            }
-            Ok(())
-        })
-        .await?;
+    st.db.set_yanked(&name, &vers, &user, yanked).await?;
     Ok(Json(OkResponse { ok: true }))
 }
 
@@ -282,15 +271,7 @@ async fn owners(
     Path(name): Path<String>,
 ) -> ApiResult<Json<OwnerList>> {
     let name = parse_name(&name)?.to_string();
-    let users = st
-        .db
-        .call(move |c| {
-            if !db::package_exists(c, &name)? {
-                return Err(ApiError::not_found(format!("no skill named `{name}`")));
-            }
-            Ok(db::owners(c, &name)?)
-        })
-        .await?;
+    let users = st.db.owners(&name).await?;
     Ok(Json(OwnerList {
         users: users.into_iter().map(|login| Owner { login }).collect(),
     }))
@@ -328,17 +309,7 @@ async fn add_owners(
     body: Result<Json<OwnersChange>, JsonRejection>,
 ) -> ApiResult<Json<OkResponse>> {
     let (name, user, users) = owner_change(&st, &headers, &name, body).await?;
-    st.db
-        .call(move |c| {
-            db::require_owner(c, &name, &user)?;
-            for u in &users {
-                if !db::user_exists(c, u)? {
-                    return Err(ApiError::not_found(format!("no user named `{u}`")));
-                }
-            }
-            Ok(db::add_owners(c, &name, &users)?)
-        })
-        .await?;
+    st.db.add_owners(&name, &user, &users).await?;
     Ok(Json(OkResponse { ok: true }))
 }
 
@@ -349,12 +320,7 @@ async fn remove_owners(
     body: Result<Json<OwnersChange>, JsonRejection>,
 ) -> ApiResult<Json<OkResponse>> {
     let (name, user, users) = owner_change(&st, &headers, &name, body).await?;
-    st.db
-        .call(move |c| {
-            db::require_owner(c, &name, &user)?;
-            db::remove_owners(c, &name, &users)
-        })
-        .await?;
+    st.db.remove_owners(&name, &user, &users).await?;
     Ok(Json(OkResponse { ok: true }))
 }
 
@@ -381,7 +347,7 @@ async fn search(
             .filter(|n| (1..=100).contains(n))
             .ok_or_else(|| ApiError::bad_request("`per_page` must be a number from 1 to 100"))?,
     };
-    let rows = st.db.call(|c| Ok(db::search_rows(c)?)).await?;
+    let rows = st.db.search_rows().await?;
     let results = tokio::task::spawn_blocking(move || search::rank(rows, &q, per_page)).await?;
     Ok(Json(results))
 }

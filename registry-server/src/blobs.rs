@@ -1,12 +1,168 @@
-//! Content-addressed tarball storage: `blobs/<sha256 hex>`.
+//! The blob seam (`BlobStore`): content-addressed tarball storage, on the
+//! local file system (`DIR/blobs/<sha256 hex>`, the embedded default) or in
+//! S3-compatible object storage (`s3://bucket/prefix` →
+//! `prefix/blobs/<sha256 hex>`).
+//!
+//! Keys are the sha256 of the bytes, so two replicas uploading the same
+//! tarball at once write identical objects and neither can corrupt the
+//! other; the handler uploads before the metadata commit.
 //!
 //! A blob is written to `tmp/`, fsynced and renamed into place before the
 //! database row that points at it commits, so after a crash every indexed
 //! version has its bytes (at worst an unreferenced blob is left behind).
 
+use crate::error::{ApiError, ApiResult};
+use async_trait::async_trait;
+use bytes::Bytes;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, PutPayload};
 use skillpm::checksum::Checksum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[async_trait]
+pub trait BlobStore: Send + Sync + 'static {
+    /// Short description for logs (no credentials).
+    fn describe(&self) -> String;
+    /// Stores `bytes` under `sum` durably; storing the same bytes twice,
+    /// even at once from two processes, is harmless.
+    async fn put(&self, sum: &Checksum, bytes: Bytes) -> ApiResult<()>;
+    /// The bytes stored under `sum`, `None` when absent.
+    async fn get(&self, sum: &Checksum) -> ApiResult<Option<Bytes>>;
+}
+
+#[async_trait]
+impl BlobStore for Blobs {
+    fn describe(&self) -> String {
+        format!("files in {}", self.dir.display())
+    }
+    async fn put(&self, sum: &Checksum, bytes: Bytes) -> ApiResult<()> {
+        let (me, sum) = (self.clone(), *sum);
+        Ok(tokio::task::spawn_blocking(move || me.store(&sum, &bytes)).await??)
+    }
+    async fn get(&self, sum: &Checksum) -> ApiResult<Option<Bytes>> {
+        match tokio::fs::read(self.path(sum)).await {
+            Ok(b) => Ok(Some(Bytes::from(b))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ApiError::internal(format!("blob {sum}: {e}"))),
+        }
+    }
+}
+
+/// S3-compatible object storage through `object_store` (AWS S3, MinIO,
+/// Garage, Ceph RGW, R2, s3s-fs).
+pub struct S3Blobs {
+    store: Arc<dyn ObjectStore>,
+    url: String,
+    prefix: String,
+    /// Recently read small blobs. Keys are content addresses and blobs are
+    /// immutable, so a cached copy can never be stale.
+    cache: std::sync::Mutex<Cache>,
+}
+
+/// Bytes held in the read cache at most; past that it starts over.
+const CACHE_BYTES: usize = 64 << 20;
+/// Larger blobs are not cached.
+const CACHE_ITEM: usize = 1 << 20;
+
+#[derive(Default)]
+struct Cache {
+    map: std::collections::HashMap<Checksum, Bytes>,
+    bytes: usize,
+}
+
+impl S3Blobs {
+    /// `s3://bucket[/prefix]`; endpoint, region and credentials come from
+    /// the usual `AWS_*` environment variables (`AWS_ENDPOINT_URL`,
+    /// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// `AWS_ALLOW_HTTP`).
+    pub fn from_url(url: &str) -> anyhow::Result<Self> {
+        let parsed = url::Url::parse(url)
+            .map_err(|e| anyhow::anyhow!("invalid blob store URL {url:?}: {e}"))?;
+        if parsed.scheme() != "s3" {
+            anyhow::bail!("blob store URL {url:?} must start with s3://");
+        }
+        let bucket = parsed
+            .host_str()
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| anyhow::anyhow!("blob store URL {url:?} names no bucket"))?;
+        let prefix = parsed.path().trim_matches('/').to_string();
+        let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+        if std::env::var_os("AWS_REGION").is_none()
+            && std::env::var_os("AWS_DEFAULT_REGION").is_none()
+        {
+            builder = builder.with_region("us-east-1");
+        }
+        let store = builder
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot configure S3 for {url}: {e}"))?;
+        Ok(S3Blobs {
+            store: Arc::new(store),
+            url: url.to_string(),
+            prefix,
+            cache: Default::default(),
+        })
+    }
+
+    fn key(&self, sum: &Checksum) -> ObjectPath {
+        if self.prefix.is_empty() {
+            ObjectPath::from(format!("blobs/{}", sum.hex()))
+        } else {
+            ObjectPath::from(format!("{}/blobs/{}", self.prefix, sum.hex()))
+        }
+    }
+
+    /// Fails unless the bucket answers (a missing object is fine).
+    pub async fn check(&self) -> anyhow::Result<()> {
+        let probe = ObjectPath::from(if self.prefix.is_empty() {
+            "blobs/.probe".to_string()
+        } else {
+            format!("{}/blobs/.probe", self.prefix)
+        });
+        match self.store.head(&probe).await {
+            Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(anyhow::anyhow!("cannot reach {}: {e}", self.url)),
+        }
+    }
+}
+
+#[async_trait]
+impl BlobStore for S3Blobs {
+    fn describe(&self) -> String {
+        self.url.clone()
+    }
+    async fn put(&self, sum: &Checksum, bytes: Bytes) -> ApiResult<()> {
+        self.store
+            .put(&self.key(sum), PutPayload::from_bytes(bytes))
+            .await?;
+        Ok(())
+    }
+    async fn get(&self, sum: &Checksum) -> ApiResult<Option<Bytes>> {
+        if let Some(b) = self.cache.lock().ok().and_then(|c| c.map.get(sum).cloned()) {
+            return Ok(Some(b));
+        }
+        match self.store.get(&self.key(sum)).await {
+            Ok(r) => {
+                let bytes = r.bytes().await?;
+                // Only bytes that hash to their key are remembered.
+                if bytes.len() <= CACHE_ITEM && Checksum::of_bytes(&bytes) == *sum {
+                    if let Ok(mut c) = self.cache.lock() {
+                        if c.bytes + bytes.len() > CACHE_BYTES {
+                            c.map.clear();
+                            c.bytes = 0;
+                        }
+                        c.bytes += bytes.len();
+                        c.map.insert(*sum, bytes.clone());
+                    }
+                }
+                Ok(Some(bytes))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Blobs {

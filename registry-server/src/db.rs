@@ -1,4 +1,6 @@
-//! SQLite metadata store: packages, versions, owners and hashed tokens.
+//! The metadata seam (`MetaStore`) and its embedded implementation, SQLite:
+//! packages, versions, owners and hashed tokens. The PostgreSQL
+//! implementation is in `pg.rs`; handlers only see `dyn MetaStore`.
 //!
 //! One connection behind a mutex, used only from `spawn_blocking`: SQLite
 //! serialises writers anyway, and a single writer makes "exactly one of N
@@ -6,6 +8,7 @@
 //! constraint inside an immediate transaction rather than of timing.
 
 use crate::error::{ApiError, ApiResult};
+use async_trait::async_trait;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -148,15 +151,35 @@ pub fn owners(conn: &Connection, name: &str) -> rusqlite::Result<Vec<String>> {
     rows.collect()
 }
 
+pub fn no_skill(name: &str) -> ApiError {
+    ApiError::not_found(format!("no skill named `{name}`"))
+}
+
+pub fn no_version(name: &str, vers: &str) -> ApiError {
+    ApiError::not_found(format!("no version {vers} of `{name}`"))
+}
+
+pub fn not_owner(name: &str, user: &str) -> ApiError {
+    ApiError::forbidden(format!("user `{user}` is not an owner of `{name}`"))
+}
+
+pub fn no_user(user: &str) -> ApiError {
+    ApiError::not_found(format!("no user named `{user}`"))
+}
+
+pub fn last_owner(name: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "cannot remove every owner of `{name}`; add another owner first"
+    ))
+}
+
 /// 404 when the package is unknown, 403 when `user` does not own it.
 pub fn require_owner(conn: &Connection, name: &str, user: &str) -> ApiResult<()> {
     if !package_exists(conn, name)? {
-        return Err(ApiError::not_found(format!("no skill named `{name}`")));
+        return Err(no_skill(name));
     }
     if !is_owner(conn, name, user)? {
-        return Err(ApiError::forbidden(format!(
-            "user `{user}` is not an owner of `{name}`"
-        )));
+        return Err(not_owner(name, user));
     }
     Ok(())
 }
@@ -238,15 +261,14 @@ pub fn remove_owners(conn: &mut Connection, name: &str, users: &[String]) -> Api
     )?;
     if left == 0 {
         // Dropping the transaction rolls the deletes back.
-        return Err(ApiError::bad_request(format!(
-            "cannot remove every owner of `{name}`; add another owner first"
-        )));
+        return Err(last_owner(name));
     }
     tx.commit()?;
     Ok(())
 }
 
 /// What a publish adds; everything already validated.
+#[derive(Clone)]
 pub struct NewVersion {
     pub name: String,
     pub vers: semver::Version,
@@ -293,7 +315,7 @@ fn check_clash(conn: &Connection, name: &str, vers: &semver::Version) -> ApiResu
     Ok(())
 }
 
-fn exists(name: &str, vers: &str) -> ApiError {
+pub fn exists(name: &str, vers: &str) -> ApiError {
     ApiError::conflict(format!(
         "`{name}@{vers}` already exists; published versions are immutable, bump `version` in SKILL.md"
     ))
@@ -358,17 +380,24 @@ pub fn search_rows(conn: &Connection) -> rusqlite::Result<Vec<SearchRow>> {
     let mut stmt = conn.prepare(
         "SELECT name, vers, description, body FROM versions WHERE yanked = 0 ORDER BY name",
     )?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-        ))
-    })?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(newest_per_name(rows))
+}
+
+/// Keeps the newest version of each name from `(name, vers, description,
+/// body)` rows sorted by name.
+pub fn newest_per_name(rows: Vec<(String, String, String, String)>) -> Vec<SearchRow> {
     let mut out: Vec<SearchRow> = Vec::new();
-    for row in rows {
-        let (name, vers, description, body) = row?;
+    for (name, vers, description, body) in rows {
         let Ok(vers) = semver::Version::parse(&vers) else {
             continue;
         };
@@ -391,5 +420,169 @@ pub fn search_rows(conn: &Connection) -> rusqlite::Result<Vec<SearchRow>> {
             }),
         }
     }
-    Ok(out)
+    out
+}
+
+/// Every metadata operation a handler needs, each a whole unit of work
+/// (checks and writes in one transaction), so the two implementations can
+/// give the same answers under concurrency.
+#[async_trait]
+pub trait MetaStore: Send + Sync + 'static {
+    /// Short description for start-up logs (no credentials).
+    fn describe(&self) -> String;
+    async fn token_user(&self, token: &str) -> ApiResult<Option<String>>;
+    async fn create_token(&self, user: &str, token: &str) -> ApiResult<()>;
+    async fn revoke_token(&self, token: &str) -> ApiResult<bool>;
+    async fn versions(&self, name: &str) -> ApiResult<Vec<VersionRow>>;
+    async fn cksum_of(&self, name: &str, vers: &str) -> ApiResult<Option<String>>;
+    /// 404 unknown package or version, 403 when `user` is not an owner.
+    async fn set_yanked(&self, name: &str, vers: &str, user: &str, yanked: bool) -> ApiResult<()>;
+    /// 404 when the package is unknown.
+    async fn owners(&self, name: &str) -> ApiResult<Vec<String>>;
+    async fn add_owners(&self, name: &str, user: &str, users: &[String]) -> ApiResult<()>;
+    async fn remove_owners(&self, name: &str, user: &str, users: &[String]) -> ApiResult<()>;
+    /// Ownership and version clash, without writing.
+    async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> ApiResult<()>;
+    /// Records a version; 409 when it (or a build-metadata twin) exists.
+    async fn insert_version(&self, v: &NewVersion, user: &str) -> ApiResult<()>;
+    async fn search_rows(&self) -> ApiResult<Vec<SearchRow>>;
+}
+
+#[async_trait]
+impl MetaStore for Db {
+    fn describe(&self) -> String {
+        "sqlite".to_string()
+    }
+    async fn token_user(&self, token: &str) -> ApiResult<Option<String>> {
+        let token = token.to_string();
+        self.call(move |c| Ok(token_user(c, &token)?)).await
+    }
+    async fn create_token(&self, user: &str, token: &str) -> ApiResult<()> {
+        let (user, token) = (user.to_string(), token.to_string());
+        self.call(move |c| Ok(create_token(c, &user, &token)?))
+            .await
+    }
+    async fn revoke_token(&self, token: &str) -> ApiResult<bool> {
+        let token = token.to_string();
+        self.call(move |c| Ok(revoke_token(c, &token)?)).await
+    }
+    async fn versions(&self, name: &str) -> ApiResult<Vec<VersionRow>> {
+        let name = name.to_string();
+        self.call(move |c| Ok(versions(c, &name)?)).await
+    }
+    async fn cksum_of(&self, name: &str, vers: &str) -> ApiResult<Option<String>> {
+        let (name, vers) = (name.to_string(), vers.to_string());
+        self.call(move |c| Ok(cksum_of(c, &name, &vers)?)).await
+    }
+    async fn set_yanked(&self, name: &str, vers: &str, user: &str, yanked: bool) -> ApiResult<()> {
+        let (name, vers, user) = (name.to_string(), vers.to_string(), user.to_string());
+        self.call(move |c| {
+            require_owner(c, &name, &user)?;
+            if !set_yanked(c, &name, &vers, yanked)? {
+                return Err(no_version(&name, &vers));
+            }
+            Ok(())
+        })
+        .await
+    }
+    async fn owners(&self, name: &str) -> ApiResult<Vec<String>> {
+        let name = name.to_string();
+        self.call(move |c| {
+            if !package_exists(c, &name)? {
+                return Err(no_skill(&name));
+            }
+            Ok(owners(c, &name)?)
+        })
+        .await
+    }
+    async fn add_owners(&self, name: &str, user: &str, users: &[String]) -> ApiResult<()> {
+        let (name, user, users) = (name.to_string(), user.to_string(), users.to_vec());
+        self.call(move |c| {
+            require_owner(c, &name, &user)?;
+            for u in &users {
+                if !user_exists(c, u)? {
+                    return Err(no_user(u));
+                }
+            }
+            Ok(add_owners(c, &name, &users)?)
+        })
+        .await
+    }
+    async fn remove_owners(&self, name: &str, user: &str, users: &[String]) -> ApiResult<()> {
+        let (name, user, users) = (name.to_string(), user.to_string(), users.to_vec());
+        self.call(move |c| {
+            require_owner(c, &name, &user)?;
+            remove_owners(c, &name, &users)
+        })
+        .await
+    }
+    async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> ApiResult<()> {
+        let (name, vers, user) = (name.to_string(), vers.clone(), user.to_string());
+        self.call(move |c| precheck(c, &name, &vers, &user)).await
+    }
+    async fn insert_version(&self, v: &NewVersion, user: &str) -> ApiResult<()> {
+        let (v, user) = (v.clone(), user.to_string());
+        self.call(move |c| insert_version(c, &v, &user)).await
+    }
+    async fn search_rows(&self) -> ApiResult<Vec<SearchRow>> {
+        self.call(|c| Ok(search_rows(c)?)).await
+    }
+}
+
+/// Everything an embedded registry holds, for `migrate`.
+pub struct Dump {
+    pub packages: Vec<(String, i64)>,
+    pub owners: Vec<(String, String)>,
+    pub tokens: Vec<(String, String, i64, Option<i64>)>,
+    pub versions: Vec<FullVersion>,
+}
+
+pub struct FullVersion {
+    pub name: String,
+    pub vers: String,
+    pub cksum: String,
+    pub yanked: bool,
+    pub description: String,
+    pub requires: String,
+    pub body: String,
+    pub published: i64,
+}
+
+pub fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
+    let packages = conn
+        .prepare("SELECT name, created FROM packages ORDER BY name")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let owners = conn
+        .prepare("SELECT name, user FROM owners ORDER BY name, user")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let tokens = conn
+        .prepare("SELECT hash, user, created, revoked FROM tokens ORDER BY hash")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let versions = conn
+        .prepare(
+            "SELECT name, vers, cksum, yanked, description, requires, body, published
+             FROM versions ORDER BY name, id",
+        )?
+        .query_map([], |r| {
+            Ok(FullVersion {
+                name: r.get(0)?,
+                vers: r.get(1)?,
+                cksum: r.get(2)?,
+                yanked: r.get::<_, i64>(3)? != 0,
+                description: r.get(4)?,
+                requires: r.get(5)?,
+                body: r.get(6)?,
+                published: r.get(7)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Dump {
+        packages,
+        owners,
+        tokens,
+        versions,
+    })
 }

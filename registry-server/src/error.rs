@@ -53,6 +53,24 @@ impl From<rusqlite::Error> for ApiError {
     }
 }
 
+impl From<tokio_postgres::Error> for ApiError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        ApiError::internal(format!("postgres: {e}"))
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for ApiError {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        ApiError::internal(format!("postgres pool: {e}"))
+    }
+}
+
+impl From<object_store::Error> for ApiError {
+    fn from(e: object_store::Error) -> Self {
+        ApiError::internal(format!("object store: {e}"))
+    }
+}
+
 impl From<std::io::Error> for ApiError {
     fn from(e: std::io::Error) -> Self {
         ApiError::internal(format!("io: {e}"))
@@ -64,6 +82,14 @@ impl From<tokio::task::JoinError> for ApiError {
         ApiError::internal(format!("task: {e}"))
     }
 }
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for ApiError {}
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {

@@ -1,17 +1,24 @@
 //! `skillpm-registry`: the self-hostable registry server.
 //!
 //! One command runs it on files plus an embedded SQLite database
-//! (`DIR/blobs/`, `DIR/registry.db`); see `api.rs` for the HTTP surface.
+//! (`DIR/blobs/`, `DIR/registry.db`), or, for several stateless replicas,
+//! on PostgreSQL (`--database postgres://...`) and S3-compatible object
+//! storage (`--blobs s3://bucket/prefix`); see `config.rs` for the storage
+//! choice and `api.rs` for the HTTP surface.
 
 mod api;
 mod blobs;
+mod config;
 mod db;
 mod error;
+mod migrate;
+mod pg;
 mod publish;
 mod search;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
+use config::StoreArgs;
 use skillpm::package::Limits;
 use skillpm::registry::protocol::valid_login;
 use std::io::Write;
@@ -36,16 +43,28 @@ enum Cmd {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(TokenCmd),
+    /// Copy an embedded registry (SQLite + blob files) into PostgreSQL and
+    /// S3-compatible storage, verifying every checksum; safe to re-run.
+    Migrate {
+        /// Data directory of the embedded registry.
+        #[arg(long)]
+        from: PathBuf,
+        /// Target database, postgres://...
+        #[arg(long, env = "SKILLPM_REGISTRY_DATABASE")]
+        to: String,
+        /// Target blob store, s3://bucket/prefix
+        #[arg(long, env = "SKILLPM_REGISTRY_BLOBS")]
+        blobs: String,
+    },
 }
 
 #[derive(Args)]
 struct ServeArgs {
-    /// Data directory (blobs and the SQLite database).
-    #[arg(long, default_value = "./registry-data")]
-    data: PathBuf,
-    /// Address to listen on; port 0 picks a free port.
-    #[arg(long, default_value = "127.0.0.1:7878")]
-    listen: SocketAddr,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Address to listen on; port 0 picks a free port. [default: 127.0.0.1:7878]
+    #[arg(long)]
+    listen: Option<SocketAddr>,
     /// URL clients reach this server at (behind a proxy); defaults to the
     /// bound address.
     #[arg(long)]
@@ -65,15 +84,15 @@ struct ServeArgs {
 enum TokenCmd {
     /// Create a token for USER and print it (only its hash is stored).
     Create {
-        #[arg(long, default_value = "./registry-data")]
-        data: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long)]
         user: String,
     },
     /// Revoke a token.
     Revoke {
-        #[arg(long, default_value = "./registry-data")]
-        data: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         token: String,
     },
 }
@@ -86,43 +105,48 @@ fn main() {
 }
 
 fn run() -> Result<()> {
-    match Cli::parse().cmd {
-        Cmd::Serve(args) => serve(args),
-        Cmd::Token(TokenCmd::Create { data, user }) => {
-            if !valid_login(&user) {
-                bail!("invalid user name {user:?}: use 1-64 letters, digits, `-`, `_` or `.`");
+    let cli = Cli::parse();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        match cli.cmd {
+            Cmd::Serve(args) => serve(args).await,
+            Cmd::Token(TokenCmd::Create { store, user }) => {
+                if !valid_login(&user) {
+                    bail!("invalid user name {user:?}: use 1-64 letters, digits, `-`, `_` or `.`");
+                }
+                let meta = store.resolve()?.open_meta().await?;
+                let mut raw = [0u8; 32];
+                getrandom::fill(&mut raw).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+                let token = format!("spm_{}", hex::encode(raw));
+                meta.create_token(&user, &token)
+                    .await
+                    .context("cannot store the token")?;
+                println!("{token}");
+                Ok(())
             }
-            let conn = open_db(&data)?;
-            let mut raw = [0u8; 32];
-            getrandom::fill(&mut raw).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-            let token = format!("spm_{}", hex::encode(raw));
-            db::create_token(&conn, &user, &token).context("cannot store the token")?;
-            println!("{token}");
-            Ok(())
-        }
-        Cmd::Token(TokenCmd::Revoke { data, token }) => {
-            let conn = open_db(&data)?;
-            if !db::revoke_token(&conn, token.trim()).context("cannot revoke the token")? {
-                bail!("no such live token");
+            Cmd::Token(TokenCmd::Revoke { store, token }) => {
+                let meta = store.resolve()?.open_meta().await?;
+                if !meta
+                    .revoke_token(token.trim())
+                    .await
+                    .context("cannot revoke the token")?
+                {
+                    bail!("no such live token");
+                }
+                println!("revoked");
+                Ok(())
             }
-            println!("revoked");
-            Ok(())
+            Cmd::Migrate { from, to, blobs } => migrate::run(&from, &to, &blobs).await,
         }
-    }
+    })
 }
 
-fn open_db(data: &std::path::Path) -> Result<rusqlite::Connection> {
-    std::fs::create_dir_all(data).with_context(|| format!("cannot create {}", data.display()))?;
-    let path = data.join("registry.db");
-    db::open(&path).with_context(|| format!("cannot open {}", path.display()))
-}
-
-fn serve(args: ServeArgs) -> Result<()> {
-    let conn = open_db(&args.data)?;
-    let blobs = blobs::Blobs::open(&args.data)
-        .with_context(|| format!("cannot create blob dirs in {}", args.data.display()))?;
-    blobs.clean_tmp().context("cannot clean the tmp dir")?;
-    let public_url = match args.public_url {
+async fn serve(args: ServeArgs) -> Result<()> {
+    let cfg = args.store.resolve()?;
+    let public_url = match args.public_url.or_else(|| cfg.file.public_url.clone()) {
         Some(u) => {
             let parsed =
                 url::Url::parse(&u).with_context(|| format!("invalid --public-url {u:?}"))?;
@@ -133,40 +157,47 @@ fn serve(args: ServeArgs) -> Result<()> {
         }
         None => None,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", args.listen))?;
-        let addr = listener.local_addr()?;
-        let base_url =
-            public_url.or_else(|| (!addr.ip().is_unspecified()).then(|| format!("http://{addr}")));
-        let app = api::router(api::Inner {
-            db: db::Db::new(conn),
-            blobs,
-            limits: Limits {
-                max_compressed: args.max_upload,
-                max_unpacked: args.max_unpacked,
-                max_entries: args.max_entries,
-                ..Limits::default()
-            },
-            max_upload: args.max_upload,
-            base_url,
-        });
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on http://{addr}")?;
-        out.flush()?;
-        drop(out);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .context("server error")?;
-        eprintln!("skillpm-registry: shut down");
-        Ok(())
-    })
+    let listen = args
+        .listen
+        .or(cfg.file.listen)
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7878)));
+    let meta = cfg.open_meta().await?;
+    let (blobs, scratch) = cfg.open_blobs().await?;
+    eprintln!(
+        "skillpm-registry: metadata in {}, blobs in {}",
+        meta.describe(),
+        blobs.describe()
+    );
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let addr = listener.local_addr()?;
+    let base_url =
+        public_url.or_else(|| (!addr.ip().is_unspecified()).then(|| format!("http://{addr}")));
+    let app = api::router(api::Inner {
+        db: meta,
+        blobs,
+        scratch: scratch.path().to_path_buf(),
+        limits: Limits {
+            max_compressed: args.max_upload,
+            max_unpacked: args.max_unpacked,
+            max_entries: args.max_entries,
+            ..Limits::default()
+        },
+        max_upload: args.max_upload,
+        base_url,
+    });
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on http://{addr}")?;
+    out.flush()?;
+    drop(out);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("server error")?;
+    drop(scratch);
+    eprintln!("skillpm-registry: shut down");
+    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM; axum then stops accepting and lets

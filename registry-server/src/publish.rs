@@ -7,7 +7,7 @@
 //! and only then commit the row that makes the version visible.
 
 use crate::api::{authenticate, AppState};
-use crate::db::{self, NewVersion};
+use crate::db::NewVersion;
 use crate::error::{ApiError, ApiResult};
 use axum::body::Body;
 use axum::extract::State;
@@ -32,7 +32,7 @@ pub async fn publish(
     let bytes = read_body(body, &headers, st.max_upload).await?;
     let cksum = Checksum::of_bytes(&bytes);
     let limits = st.limits.clone();
-    let tmp = st.blobs.tmp_dir().to_path_buf();
+    let tmp = st.scratch.clone();
     let (meta, bytes) = tokio::task::spawn_blocking(move || {
         let meta = inspect(&bytes, &tmp, &limits);
         (meta, bytes)
@@ -40,13 +40,10 @@ pub async fn publish(
     .await?;
     let meta = meta?;
 
-    let (name, vers, u) = (meta.name.clone(), meta.vers.clone(), user.clone());
-    st.db
-        .call(move |c| db::precheck(c, &name, &vers, &u))
-        .await?;
+    st.db.precheck(&meta.name, &meta.vers, &user).await?;
 
-    let blobs = st.blobs.clone();
-    tokio::task::spawn_blocking(move || blobs.store(&cksum, &bytes)).await??;
+    // The blob first: once the row commits, any replica may serve it.
+    st.blobs.put(&cksum, bytes::Bytes::from(bytes)).await?;
 
     let response = PublishResponse {
         name: meta.skill_name.clone(),
@@ -61,9 +58,7 @@ pub async fn publish(
         requires: meta.requires,
         body: meta.body,
     };
-    st.db
-        .call(move |c| db::insert_version(c, &row, &user))
-        .await?;
+    st.db.insert_version(&row, &user).await?;
     Ok(Json(response))
 }
 

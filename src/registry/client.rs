@@ -22,7 +22,22 @@ pub const MAX_JSON_BYTES: u64 = 16 * 1024 * 1024;
 const MAX_ERROR_BYTES: u64 = 64 * 1024;
 /// GETs are tried this many times in total on 5xx and connection errors.
 const GET_ATTEMPTS: u32 = 3;
+/// Connect and per-read timeout; `SKILLPM_HTTP_TIMEOUT` (seconds, may be
+/// fractional) overrides it. A whole request (body included) may take at
+/// most [`TOTAL_FACTOR`] times as long, so a server trickling one byte
+/// at a time cannot hold a client forever.
 const TIMEOUT: Duration = Duration::from_secs(30);
+const TOTAL_FACTOR: u32 = 10;
+
+/// The configured per-read timeout.
+pub fn timeout() -> Duration {
+    std::env::var("SKILLPM_HTTP_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(TIMEOUT)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -102,7 +117,7 @@ impl RegistryClient {
     /// The token is only sent on requests that need one.
     pub fn new(base: &str, token: Option<String>) -> Result<Self> {
         let bad = |reason: &str| RegistryError::BadUrl {
-            url: base.to_string(),
+            url: redact_userinfo(base),
             reason: reason.to_string(),
         };
         let mut url = Url::parse(base).map_err(|e| bad(&e.to_string()))?;
@@ -124,9 +139,11 @@ impl RegistryClient {
             url.set_path(&p);
         }
         let host = host_of(&url);
+        let t = timeout();
         let http = reqwest::Client::builder()
-            .connect_timeout(TIMEOUT)
-            .read_timeout(TIMEOUT)
+            .connect_timeout(t)
+            .read_timeout(t)
+            .timeout(t * TOTAL_FACTOR)
             .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
                 if attempt.previous().len() >= 5 {
@@ -380,6 +397,26 @@ impl RegistryClient {
         if status.is_success() || status == StatusCode::NOT_MODIFIED {
             return Ok(resp);
         }
+        if status.is_redirection() {
+            // The redirect policy refused it (other host, or a scheme such
+            // as file:// that reqwest will not even try).
+            let to: String = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_default()
+                .chars()
+                .take(200)
+                .collect();
+            return Err(RegistryError::Status {
+                host: self.host.clone(),
+                status: status.as_u16(),
+                detail: one_line(&format!(
+                    "refused redirect to {:?}; only redirects to the same host over http(s) are followed",
+                    redact_userinfo(&to)
+                )),
+            });
+        }
         let body = self
             .read_capped(resp, MAX_ERROR_BYTES)
             .await
@@ -446,6 +483,20 @@ fn host_of(url: &Url) -> String {
     }
 }
 
+/// `scheme://user:secret@host/...` with the user info replaced by `***`,
+/// for messages about URLs that failed to parse or were refused.
+pub fn redact_userinfo(url: &str) -> String {
+    let Some(i) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[i + 3..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..i + 3], &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 fn check_name(name: &str) -> Result<()> {
     crate::name::check_name(name)
         .map_err(|e| RegistryError::BadInput(format!("invalid skill name {name:?}: {e}")))
@@ -498,6 +549,18 @@ mod tests {
         assert!(!format!("{c:?}").contains("spm_secret"));
         assert!(RegistryClient::new("file:///etc", None).is_err());
         assert!(RegistryClient::new("https://u:p@x.example", None).is_err());
+    }
+
+    #[test]
+    fn redacts_userinfo() {
+        assert_eq!(
+            redact_userinfo("http://u:tok3n@h:1/p@x"),
+            "http://***@h:1/p@x"
+        );
+        assert_eq!(redact_userinfo("https://h/a"), "https://h/a");
+        assert_eq!(redact_userinfo("no scheme"), "no scheme");
+        let e = RegistryClient::new("https://u:tok3n@x.example", None).unwrap_err();
+        assert!(!e.to_string().contains("tok3n"), "{e}");
     }
 
     #[test]

@@ -10,6 +10,16 @@ use crate::registry::protocol::IndexVersion;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+/// Writes a cache file by temp file and rename, so readers never see a
+/// partial file.
+fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// Largest tarball the client will download.
 pub const MAX_DOWNLOAD: u64 = 10 * 1024 * 1024;
 
@@ -80,17 +90,14 @@ impl Registries {
                     .versions
             }
             IndexResponse::Fresh { index, etag, body } => {
-                if std::fs::create_dir_all(&dir).is_ok() {
-                    // Best effort: a failed cache write only costs a refetch.
-                    let _ =
-                        crate::lockfile::write_atomic(&body_path, &String::from_utf8_lossy(&body));
-                    match etag {
-                        Some(e) => {
-                            let _ = crate::lockfile::write_atomic(&etag_path, &e);
-                        }
-                        None => {
-                            let _ = std::fs::remove_file(&etag_path);
-                        }
+                // Best effort: a failed or torn cache write only costs a
+                // refetch (the body is parsed before use and the ETag is
+                // dropped first), so no fsync here.
+                let _ = std::fs::remove_file(&etag_path);
+                if std::fs::create_dir_all(&dir).is_ok() && replace_file(&body_path, &body).is_ok()
+                {
+                    if let Some(e) = etag {
+                        let _ = replace_file(&etag_path, e.as_bytes());
                     }
                 }
                 index.versions
@@ -115,7 +122,7 @@ impl Registries {
         let bytes = client
             .download(name.as_str(), &version.to_string(), MAX_DOWNLOAD)
             .await
-            .map_err(|e| SourceError::Registry(e.to_string()))?;
+            .map_err(|e| SourceError::Registry(format!("downloading {name}@{version}: {e}")))?;
         let actual = Checksum::of_bytes(&bytes);
         if actual != *expected {
             return Err(SourceError::ChecksumMismatch {

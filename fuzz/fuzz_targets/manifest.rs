@@ -1,0 +1,18 @@
+//! skills.toml: the reader and the editor must never panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use std::path::Path;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(s) = std::str::from_utf8(data) else {
+        return;
+    };
+    let path = Path::new("skills.toml");
+    let _ = skillpm::manifest::Manifest::parse(s, path);
+    if let Ok(mut ed) = skillpm::manifest::ManifestEditor::parse(s, path) {
+        if let Ok(name) = skillpm::name::SkillName::new("fuzz") {
+            ed.remove_dependency(&name);
+        }
+        let _ = ed.to_string();
+    }
+});

@@ -1,0 +1,506 @@
+//! PostgreSQL metadata store, for several stateless replicas sharing one
+//! database.
+//!
+//! Correctness across replicas rests on the database, not on timing:
+//! `UNIQUE (name, vers)` and `UNIQUE (name, vers_key)` (the version without
+//! build metadata) make exactly one of N concurrent publishes of a version
+//! commit; `INSERT ... ON CONFLICT DO NOTHING` on `packages` waits for a
+//! concurrent first publish of the same name, so its owner is settled
+//! before anyone else's ownership is checked. Schema migrations run at
+//! start-up under `pg_advisory_lock`, so replicas starting together apply
+//! each migration once.
+
+use crate::db::{
+    exists, last_owner, newest_per_name, no_skill, no_user, no_version, not_owner, now, token_hash,
+    Dump, MetaStore, NewVersion, SearchRow, VersionRow,
+};
+use crate::error::ApiResult;
+use anyhow::Context;
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{GenericClient, NoTls};
+
+/// Key of the advisory lock held while migrating ("skillpm" in ASCII).
+const MIGRATION_LOCK: i64 = 0x0073_6b69_6c6c_706d;
+
+/// Applied in order, each once, inside its own transaction.
+const MIGRATIONS: &[(i32, &str)] = &[(
+    1,
+    "
+CREATE TABLE packages (
+    name    TEXT PRIMARY KEY,
+    created BIGINT NOT NULL
+);
+CREATE TABLE versions (
+    id          BIGSERIAL PRIMARY KEY,
+    name        TEXT NOT NULL REFERENCES packages(name),
+    vers        TEXT NOT NULL,
+    vers_key    TEXT NOT NULL,
+    cksum       TEXT NOT NULL,
+    yanked      BOOLEAN NOT NULL DEFAULT FALSE,
+    description TEXT NOT NULL,
+    requires    TEXT NOT NULL DEFAULT '{}',
+    body        TEXT NOT NULL DEFAULT '',
+    published   BIGINT NOT NULL,
+    UNIQUE (name, vers),
+    UNIQUE (name, vers_key)
+);
+CREATE TABLE owners (
+    name  TEXT NOT NULL REFERENCES packages(name),
+    login TEXT NOT NULL,
+    PRIMARY KEY (name, login)
+);
+CREATE TABLE tokens (
+    hash    TEXT PRIMARY KEY,
+    login   TEXT NOT NULL,
+    created BIGINT NOT NULL,
+    revoked BIGINT
+);
+CREATE INDEX tokens_login ON tokens (login);
+",
+)];
+
+pub struct PgStore {
+    pool: Pool,
+    desc: String,
+}
+
+/// The version as semver resolution sees it: build metadata dropped.
+pub fn vers_key(v: &semver::Version) -> String {
+    let mut k = semver::Version::new(v.major, v.minor, v.patch);
+    k.pre = v.pre.clone();
+    k.to_string()
+}
+
+/// `postgres://user@host:port/db` without password or query, for logs.
+fn describe(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.to_string()
+        }
+        Err(_) => "postgres".to_string(),
+    }
+}
+
+impl PgStore {
+    /// Connects and brings the schema up to date.
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        let cfg: tokio_postgres::Config = url
+            .parse()
+            .with_context(|| format!("invalid database URL {}", describe(url)))?;
+        let mgr = Manager::from_config(
+            cfg,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(mgr)
+            .max_size(16)
+            .build()
+            .context("cannot build the connection pool")?;
+        let store = PgStore {
+            pool,
+            desc: describe(url),
+        };
+        store
+            .migrate()
+            .await
+            .with_context(|| format!("cannot prepare the schema in {}", store.desc))?;
+        Ok(store)
+    }
+
+    async fn migrate(&self) -> anyhow::Result<()> {
+        let mut client = self.pool.get().await?;
+        client
+            .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+            .await?;
+        let res: Result<(), tokio_postgres::Error> = async {
+            client
+                .batch_execute(
+                    "CREATE TABLE IF NOT EXISTS skillpm_migrations (
+                         version INTEGER PRIMARY KEY,
+                         applied BIGINT NOT NULL)",
+                )
+                .await?;
+            for (version, sql) in MIGRATIONS {
+                let tx = client.transaction().await?;
+                let done = tx
+                    .query_opt(
+                        "SELECT 1 FROM skillpm_migrations WHERE version = $1",
+                        &[version],
+                    )
+                    .await?
+                    .is_some();
+                if !done {
+                    tx.batch_execute(sql).await?;
+                    tx.execute(
+                        "INSERT INTO skillpm_migrations (version, applied) VALUES ($1, $2)",
+                        &[version, &now()],
+                    )
+                    .await?;
+                }
+                tx.commit().await?;
+            }
+            Ok(())
+        }
+        .await;
+        let _ = client
+            .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+            .await;
+        Ok(res?)
+    }
+
+    /// Copies an embedded registry's rows in one transaction. Idempotent:
+    /// rows already present are kept, but a version present with another
+    /// checksum is an error and nothing is written. Returns how many
+    /// versions were new.
+    pub async fn import(&self, d: &Dump) -> anyhow::Result<usize> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        for (name, created) in &d.packages {
+            tx.execute(
+                "INSERT INTO packages (name, created) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[name, created],
+            )
+            .await?;
+        }
+        for (name, login) in &d.owners {
+            tx.execute(
+                "INSERT INTO owners (name, login) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[name, login],
+            )
+            .await?;
+        }
+        for (hash, login, created, revoked) in &d.tokens {
+            tx.execute(
+                "INSERT INTO tokens (hash, login, created, revoked) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (hash) DO UPDATE SET revoked = COALESCE(tokens.revoked, EXCLUDED.revoked)",
+                &[hash, login, created, revoked],
+            )
+            .await?;
+        }
+        let insert = tx
+            .prepare(
+                "INSERT INTO versions
+                   (name, vers, vers_key, cksum, yanked, description, requires, body, published)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+            )
+            .await?;
+        let check = tx
+            .prepare("SELECT cksum FROM versions WHERE name = $1 AND vers = $2")
+            .await?;
+        let mut new = 0;
+        for v in &d.versions {
+            let parsed = semver::Version::parse(&v.vers)
+                .with_context(|| format!("{}@{}: not a semver version", v.name, v.vers))?;
+            new += tx
+                .execute(
+                    &insert,
+                    &[
+                        &v.name,
+                        &v.vers,
+                        &vers_key(&parsed),
+                        &v.cksum,
+                        &v.yanked,
+                        &v.description,
+                        &v.requires,
+                        &v.body,
+                        &v.published,
+                    ],
+                )
+                .await? as usize;
+            let have: Option<String> = tx
+                .query_opt(&check, &[&v.name, &v.vers])
+                .await?
+                .map(|r| r.get(0));
+            match have {
+                Some(c) if c == v.cksum => {}
+                Some(c) => anyhow::bail!(
+                    "{}@{} already exists in the target with checksum {c}, not {}; nothing was written",
+                    v.name,
+                    v.vers,
+                    v.cksum
+                ),
+                None => anyhow::bail!(
+                    "{}@{} clashes with another build of the same version in the target; nothing was written",
+                    v.name,
+                    v.vers
+                ),
+            }
+        }
+        tx.commit().await?;
+        Ok(new)
+    }
+}
+
+async fn package_exists<C: GenericClient + Sync>(c: &C, name: &str) -> ApiResult<bool> {
+    Ok(c.query_one(
+        "SELECT EXISTS (SELECT 1 FROM packages WHERE name = $1)",
+        &[&name],
+    )
+    .await?
+    .get(0))
+}
+
+async fn is_owner<C: GenericClient + Sync>(c: &C, name: &str, user: &str) -> ApiResult<bool> {
+    Ok(c.query_one(
+        "SELECT EXISTS (SELECT 1 FROM owners WHERE name = $1 AND login = $2)",
+        &[&name, &user],
+    )
+    .await?
+    .get(0))
+}
+
+async fn require_owner<C: GenericClient + Sync>(c: &C, name: &str, user: &str) -> ApiResult<()> {
+    if !package_exists(c, name).await? {
+        return Err(no_skill(name));
+    }
+    if !is_owner(c, name, user).await? {
+        return Err(not_owner(name, user));
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl MetaStore for PgStore {
+    fn describe(&self) -> String {
+        self.desc.clone()
+    }
+
+    async fn token_user(&self, token: &str) -> ApiResult<Option<String>> {
+        let c = self.pool.get().await?;
+        let st = c
+            .prepare_cached("SELECT login FROM tokens WHERE hash = $1 AND revoked IS NULL")
+            .await?;
+        Ok(c.query_opt(&st, &[&token_hash(token)])
+            .await?
+            .map(|r| r.get(0)))
+    }
+
+    async fn create_token(&self, user: &str, token: &str) -> ApiResult<()> {
+        let c = self.pool.get().await?;
+        c.execute(
+            "INSERT INTO tokens (hash, login, created) VALUES ($1, $2, $3)",
+            &[&token_hash(token), &user, &now()],
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn revoke_token(&self, token: &str) -> ApiResult<bool> {
+        let c = self.pool.get().await?;
+        let n = c
+            .execute(
+                "UPDATE tokens SET revoked = $2 WHERE hash = $1 AND revoked IS NULL",
+                &[&token_hash(token), &now()],
+            )
+            .await?;
+        Ok(n > 0)
+    }
+
+    async fn versions(&self, name: &str) -> ApiResult<Vec<VersionRow>> {
+        let c = self.pool.get().await?;
+        let st = c
+            .prepare_cached(
+                "SELECT vers, cksum, yanked, description, requires, published
+                 FROM versions WHERE name = $1",
+            )
+            .await?;
+        Ok(c.query(&st, &[&name])
+            .await?
+            .into_iter()
+            .map(|r| VersionRow {
+                vers: r.get(0),
+                cksum: r.get(1),
+                yanked: r.get(2),
+                description: r.get(3),
+                requires: r.get(4),
+                published: r.get(5),
+            })
+            .collect())
+    }
+
+    async fn cksum_of(&self, name: &str, vers: &str) -> ApiResult<Option<String>> {
+        let c = self.pool.get().await?;
+        let st = c
+            .prepare_cached("SELECT cksum FROM versions WHERE name = $1 AND vers = $2")
+            .await?;
+        Ok(c.query_opt(&st, &[&name, &vers]).await?.map(|r| r.get(0)))
+    }
+
+    async fn set_yanked(&self, name: &str, vers: &str, user: &str, yanked: bool) -> ApiResult<()> {
+        let c = self.pool.get().await?;
+        let c: &tokio_postgres::Client = &c;
+        require_owner(c, name, user).await?;
+        let n = c
+            .execute(
+                "UPDATE versions SET yanked = $3 WHERE name = $1 AND vers = $2",
+                &[&name, &vers, &yanked],
+            )
+            .await?;
+        if n == 0 {
+            return Err(no_version(name, vers));
+        }
+        Ok(())
+    }
+
+    async fn owners(&self, name: &str) -> ApiResult<Vec<String>> {
+        let c = self.pool.get().await?;
+        let c: &tokio_postgres::Client = &c;
+        if !package_exists(c, name).await? {
+            return Err(no_skill(name));
+        }
+        Ok(c.query(
+            "SELECT login FROM owners WHERE name = $1 ORDER BY login",
+            &[&name],
+        )
+        .await?
+        .into_iter()
+        .map(|r| r.get(0))
+        .collect())
+    }
+
+    async fn add_owners(&self, name: &str, user: &str, users: &[String]) -> ApiResult<()> {
+        let mut c = self.pool.get().await?;
+        let tx = c.transaction().await?;
+        let t: &tokio_postgres::Transaction = &tx;
+        require_owner(t, name, user).await?;
+        for u in users {
+            let known: bool = t
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM tokens WHERE login = $1)",
+                    &[u],
+                )
+                .await?
+                .get(0);
+            if !known {
+                return Err(no_user(u));
+            }
+            t.execute(
+                "INSERT INTO owners (name, login) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&name, u],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn remove_owners(&self, name: &str, user: &str, users: &[String]) -> ApiResult<()> {
+        let mut c = self.pool.get().await?;
+        let tx = c.transaction().await?;
+        let t: &tokio_postgres::Transaction = &tx;
+        // Serialises owner changes of one package across replicas.
+        t.execute(
+            "SELECT 1 FROM packages WHERE name = $1 FOR UPDATE",
+            &[&name],
+        )
+        .await?;
+        require_owner(t, name, user).await?;
+        for u in users {
+            t.execute(
+                "DELETE FROM owners WHERE name = $1 AND login = $2",
+                &[&name, u],
+            )
+            .await?;
+        }
+        let left: i64 = t
+            .query_one("SELECT COUNT(*) FROM owners WHERE name = $1", &[&name])
+            .await?
+            .get(0);
+        if left == 0 {
+            // Dropping the transaction rolls the deletes back.
+            return Err(last_owner(name));
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> ApiResult<()> {
+        let c = self.pool.get().await?;
+        let c: &tokio_postgres::Client = &c;
+        if package_exists(c, name).await? && !is_owner(c, name, user).await? {
+            return Err(not_owner(name, user));
+        }
+        if let Some(r) = c
+            .query_opt(
+                "SELECT vers FROM versions WHERE name = $1 AND vers_key = $2",
+                &[&name, &vers_key(vers)],
+            )
+            .await?
+        {
+            return Err(exists(name, r.get(0)));
+        }
+        Ok(())
+    }
+
+    async fn insert_version(&self, v: &NewVersion, user: &str) -> ApiResult<()> {
+        let mut c = self.pool.get().await?;
+        let tx = c.transaction().await?;
+        let t: &tokio_postgres::Transaction = &tx;
+        let now = now();
+        // Waits for a concurrent first publish of this name to finish.
+        let created = t
+            .execute(
+                "INSERT INTO packages (name, created) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&v.name, &now],
+            )
+            .await?
+            == 1;
+        if created {
+            t.execute(
+                "INSERT INTO owners (name, login) VALUES ($1, $2)",
+                &[&v.name, &user],
+            )
+            .await?;
+        } else if !is_owner(t, &v.name, user).await? {
+            return Err(not_owner(&v.name, user));
+        }
+        let vers = v.vers.to_string();
+        let res = t
+            .execute(
+                "INSERT INTO versions
+                   (name, vers, vers_key, cksum, yanked, description, requires, body, published)
+                 VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8)",
+                &[
+                    &v.name,
+                    &vers,
+                    &vers_key(&v.vers),
+                    &v.cksum,
+                    &v.description,
+                    &v.requires,
+                    &v.body,
+                    &now,
+                ],
+            )
+            .await;
+        match res {
+            Ok(_) => {}
+            Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                return Err(exists(&v.name, &vers));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn search_rows(&self) -> ApiResult<Vec<SearchRow>> {
+        let c = self.pool.get().await?;
+        let rows = c
+            .query(
+                "SELECT name, vers, description, body FROM versions
+                 WHERE NOT yanked ORDER BY name",
+                &[],
+            )
+            .await?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect();
+        Ok(newest_per_name(rows))
+    }
+}
