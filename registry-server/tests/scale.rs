@@ -5,7 +5,8 @@
 //! create databases) and `SKILLPM_TEST_S3` (`s3://bucket`) plus the usual
 //! `AWS_*` variables; without them each test prints why and passes.
 //! `scripts/services.sh start` starts both services locally and
-//! `eval "$(scripts/services.sh env)"` sets the variables.
+//! `eval "$(scripts/services.sh env)"` sets the variables; CI also sets
+//! `SKILLPM_REQUIRE_SERVICES=1` so that a missing service fails the run.
 //!
 //! Every test gets its own fresh database and its own key prefix.
 
@@ -35,6 +36,11 @@ impl Shared {
             std::env::var("SKILLPM_TEST_POSTGRES"),
             std::env::var("SKILLPM_TEST_S3"),
         ) else {
+            // CI sets this so a missing service fails instead of skipping.
+            assert!(
+                std::env::var_os("SKILLPM_REQUIRE_SERVICES").is_none(),
+                "{test}: SKILLPM_REQUIRE_SERVICES is set but SKILLPM_TEST_POSTGRES / SKILLPM_TEST_S3 are not"
+            );
             println!(
                 "skipping {test}: SKILLPM_TEST_POSTGRES and SKILLPM_TEST_S3 are not set \
                  (run `scripts/services.sh start` and `eval \"$(scripts/services.sh env)\"`)"
