@@ -163,6 +163,50 @@ pub fn install_one(root: &Path, skill: &LockedSkill, tree: &Path) -> Result<(), 
     Ok(())
 }
 
+/// Installs every `(skill, cached tree)` pair into `root`, spread over a
+/// few threads: each install is independent and atomic on its own, and
+/// warm restores are bound by per-file system calls, which a second core
+/// halves. Returns the first error; skills installed before it stay
+/// installed (each is complete, carries its marker, and the lock is only
+/// written after every install succeeded).
+pub fn install_all(root: &Path, items: &[(&LockedSkill, &Path)]) -> Result<(), InstallError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    /// More threads than this only contend on the root directory's lock.
+    const MAX_THREADS: usize = 8;
+    if items.len() <= 1 {
+        return items
+            .iter()
+            .try_for_each(|(s, tree)| install_one(root, s, tree));
+    }
+    std::fs::create_dir_all(root).map_err(io_err("create", root))?;
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, MAX_THREADS)
+        .min(items.len());
+    let next = AtomicUsize::new(0);
+    let first_error: Mutex<Option<InstallError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((s, tree)) = items.get(i) else { break };
+                if let Err(e) = install_one(root, s, tree) {
+                    // Stop handing out work; keep the first error only.
+                    next.store(items.len(), Ordering::Relaxed);
+                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                    slot.get_or_insert(e);
+                    break;
+                }
+            });
+        }
+    });
+    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// Removes an installed skill (only if it carries our marker). The tree is
 /// first renamed aside so a crash never leaves a half-deleted skill visible.
 pub fn remove_one(root: &Path, name: &SkillName) -> Result<bool, InstallError> {

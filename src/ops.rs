@@ -318,22 +318,29 @@ fn sync(
     }
     for p in &plans {
         install::sweep_leftovers(&p.root);
+        let mut jobs: Vec<(&LockedSkill, &Path)> = Vec::new();
+        for s in p.needed() {
+            let Some((tree, _)) = trees.get(&s.checksum) else {
+                return Err(Error::Other(format!(
+                    "internal: {} was not prepared",
+                    s.name
+                )));
+            };
+            jobs.push((s, tree.as_path()));
+        }
+        install::install_all(&p.root, &jobs)?;
+        // Reported in plan order, after the parallel installs, so the
+        // output is the same on every run.
         for a in &p.actions {
             match a {
                 Action::Install(s) | Action::Replace(s) => {
-                    let Some((tree, from_cache)) = trees.get(&s.checksum) else {
-                        return Err(Error::Other(format!(
-                            "internal: {} was not prepared",
-                            s.name
-                        )));
-                    };
-                    install::install_one(&p.root, s, tree)?;
+                    let from_cache = trees.get(&s.checksum).is_some_and(|(_, c)| *c);
                     summary.installed += 1;
-                    summary.from_cache += usize::from(*from_cache);
+                    summary.from_cache += usize::from(from_cache);
                     reporter.report(Event::Installed {
                         name: s.name.to_string(),
                         version: s.version.to_string(),
-                        from_cache: *from_cache,
+                        from_cache,
                     });
                 }
                 Action::Remove(name) => {
