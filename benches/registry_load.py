@@ -61,6 +61,8 @@ def main():
     ensure_tools()
     exe = skillpm_bin()
     with tempfile.TemporaryDirectory() as tmp:
+        # nginx workers run as an unprivileged user: let them read the files.
+        os.chmod(tmp, 0o755)
         env = dict(os.environ, HOME=tmp, XDG_CONFIG_HOME=os.path.join(tmp, "cfg"))
         proc, url, token = start_registry(os.path.join(tmp, "data"))
         nginx = None
@@ -87,6 +89,9 @@ def main():
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
             base_nginx = f"http://127.0.0.1:{port}"
+            for path in (f"/index/{name}", f"/api/v1/skills/{name}/1.0.0/download"):
+                with urllib.request.urlopen(base_nginx + path) as r:
+                    assert r.status == 200, f"nginx cannot serve {path}: {r.status}"
             rows = []
             for label, path in (("index", f"/index/{name}"),
                                 ("download", f"/api/v1/skills/{name}/1.0.0/download")):

@@ -38,6 +38,33 @@ pub struct Inner {
     /// URL clients should use; `None` when bound to an unspecified address
     /// without `--public-url`, in which case the request's `Host` is used.
     pub base_url: Option<String>,
+    /// `name@version` → checksum of versions already served. A published
+    /// version's bytes never change (republishing is 409, yanking keeps
+    /// downloads), so an entry can never be stale; it spares the metadata
+    /// store one query per download.
+    pub checksums: ChecksumCache,
+}
+
+/// Bounded: past [`ChecksumCache::MAX`] entries it starts over.
+#[derive(Default)]
+pub struct ChecksumCache(std::sync::Mutex<std::collections::HashMap<(String, String), Checksum>>);
+
+impl ChecksumCache {
+    const MAX: usize = 100_000;
+
+    fn get(&self, name: &str, vers: &str) -> Option<Checksum> {
+        let map = self.0.lock().ok()?;
+        map.get(&(name.to_string(), vers.to_string())).copied()
+    }
+
+    fn insert(&self, name: &str, vers: &str, sum: Checksum) {
+        if let Ok(mut map) = self.0.lock() {
+            if map.len() >= Self::MAX {
+                map.clear();
+            }
+            map.insert((name.to_string(), vers.to_string()), sum);
+        }
+    }
 }
 
 impl std::ops::Deref for AppState {
@@ -213,12 +240,19 @@ async fn download(
 ) -> ApiResult<Response> {
     let name = parse_name(&name)?;
     let vers = parse_version(&version)?.to_string();
-    let cksum = st
-        .db
-        .cksum_of(name.as_str(), &vers)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no version {vers} of `{name}`")))?;
-    let cksum = Checksum::parse(&cksum).map_err(ApiError::internal)?;
+    let cksum = match st.checksums.get(name.as_str(), &vers) {
+        Some(sum) => sum,
+        None => {
+            let text = st
+                .db
+                .cksum_of(name.as_str(), &vers)
+                .await?
+                .ok_or_else(|| ApiError::not_found(format!("no version {vers} of `{name}`")))?;
+            let sum = Checksum::parse(&text).map_err(ApiError::internal)?;
+            st.checksums.insert(name.as_str(), &vers, sum);
+            sum
+        }
+    };
     let bytes =
         st.blobs.get(&cksum).await?.ok_or_else(|| {
             ApiError::internal(format!("blob {cksum} of {name}@{vers} is missing"))

@@ -186,6 +186,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         },
         max_upload: args.max_upload,
         base_url,
+        checksums: Default::default(),
     });
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on http://{addr}")?;
