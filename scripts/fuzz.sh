@@ -5,9 +5,11 @@
 #   scripts/fuzz.sh 600        # a longer local run
 #   TARGETS="unpack spec" scripts/fuzz.sh 60
 #
-# Needs a nightly toolchain (`rustup toolchain install nightly`) for
-# -Zsanitizer; cargo-fuzz is installed if missing. Crashes land in
-# fuzz/artifacts/<target>/; the script exits non-zero if any target failed.
+# Uses a nightly toolchain when one is installed (`rustup toolchain install
+# nightly`), else the stable one with RUSTC_BOOTSTRAP=1; RUSTUP_TOOLCHAIN=...
+# picks one explicitly. cargo-fuzz (crates.io) is installed if missing.
+# Crashes land in fuzz/artifacts/<target>/; the script exits non-zero if
+# any target failed.
 set -euo pipefail
 
 SECONDS_PER_TARGET="${1:-30}"
@@ -18,15 +20,26 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
-# cargo-fuzz needs nightly flags; prefer a nightly toolchain, else let a
-# stable one accept them via RUSTC_BOOTSTRAP.
-if rustup run nightly rustc --version >/dev/null 2>&1; then
+# cargo-fuzz needs nightly flags (-Zsanitizer, -Cpasses=sancov). Use the
+# toolchain named by RUSTUP_TOOLCHAIN if set, else nightly if installed,
+# else the default one; a non-nightly toolchain accepts the flags through
+# RUSTC_BOOTSTRAP=1.
+if [ -z "${RUSTUP_TOOLCHAIN:-}" ] && command -v rustup >/dev/null 2>&1 &&
+    rustup run nightly rustc --version >/dev/null 2>&1; then
     FUZZ=(cargo +nightly fuzz)
+    RUSTC_VERSION="$(rustup run nightly rustc --version)"
 else
-    echo "fuzz.sh: no nightly toolchain; using stable with RUSTC_BOOTSTRAP=1" >&2
-    export RUSTC_BOOTSTRAP=1
     FUZZ=(cargo fuzz)
+    RUSTC_VERSION="$(rustc --version)"
+    case "$RUSTC_VERSION" in
+    *nightly* | *-dev*) ;;
+    *)
+        echo "fuzz.sh: $RUSTC_VERSION is not nightly; using it with RUSTC_BOOTSTRAP=1" >&2
+        export RUSTC_BOOTSTRAP=1
+        ;;
+    esac
 fi
+echo "fuzz.sh: $RUSTC_VERSION" >&2
 
 TARGETS="${TARGETS:-frontmatter spec lockfile manifest unpack}"
 

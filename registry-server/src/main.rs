@@ -11,6 +11,7 @@ mod blobs;
 mod config;
 mod db;
 mod error;
+mod listen;
 mod migrate;
 mod pg;
 mod publish;
@@ -78,6 +79,10 @@ struct ServeArgs {
     /// Most entries a package may have.
     #[arg(long, default_value_t = 10_000)]
     max_entries: u64,
+    /// Most connections served at once; more wait to be accepted until one
+    /// closes. [default: half the open-files limit, less a reserve]
+    #[arg(long)]
+    max_connections: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -168,9 +173,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         meta.describe(),
         blobs.describe()
     );
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("cannot listen on {listen}"))?;
+    let listener = listen::bind(listen).with_context(|| format!("cannot listen on {listen}"))?;
     let addr = listener.local_addr()?;
     let base_url =
         public_url.or_else(|| (!addr.ip().is_unspecified()).then(|| format!("http://{addr}")));
@@ -192,7 +195,10 @@ async fn serve(args: ServeArgs) -> Result<()> {
     writeln!(out, "listening on http://{addr}")?;
     out.flush()?;
     drop(out);
-    axum::serve(listener, app)
+    let max_connections = args
+        .max_connections
+        .unwrap_or_else(listen::default_max_connections);
+    axum::serve(listen::Limited::new(listener, max_connections), app)
         .with_graceful_shutdown(shutdown_signal())
         .await
         .context("server error")?;

@@ -3,119 +3,14 @@
 //! headers) and by `skillpm::registry::RegistryClient` (the code the CLI
 //! uses).
 
+mod common;
+use common::{pack, pack_raw, Server, BIN};
 use skillpm::checksum::Checksum;
 use skillpm::registry::client::{IndexResponse, RegistryClient, RegistryError};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_skillpm-registry");
-
-struct Server {
-    child: Child,
-    url: String,
-    data: PathBuf,
-}
-
-impl Server {
-    fn start(data: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .arg("serve")
-            .arg("--data")
-            .arg(data)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn skillpm-registry");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read address");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
-        Server {
-            child,
-            url,
-            data: data.to_path_buf(),
-        }
-    }
-
-    fn token(&self, user: &str) -> String {
-        token(&self.data, user)
-    }
-
-    fn client(&self, token: Option<&str>) -> RegistryClient {
-        RegistryClient::new(&self.url, token.map(str::to_string)).expect("client")
-    }
-
-    async fn wait_healthy(&self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let http = reqwest::Client::new();
-        loop {
-            if let Ok(r) = http.get(format!("{}/health", self.url)).send().await {
-                if r.status() == 200 {
-                    return;
-                }
-            }
-            assert!(Instant::now() < deadline, "server never became healthy");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn token(data: &Path, user: &str) -> String {
-    let out = Command::new(BIN)
-        .args(["token", "create", "--data"])
-        .arg(data)
-        .args(["--user", user])
-        .output()
-        .expect("token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let t = String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_string();
-    assert!(t.starts_with("spm_") && t.len() == 68, "{t}");
-    t
-}
-
-/// Packs a skill whose SKILL.md is exactly `content`.
-fn pack_raw(dir_name: &str, content: &str) -> Vec<u8> {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join(dir_name);
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::write(dir.join("SKILL.md"), content).expect("write");
-    skillpm::package::pack_dir(&dir).expect("pack")
-}
-
-fn pack(name: &str, version: &str, description: &str, body: &str) -> Vec<u8> {
-    pack_raw(
-        name,
-        &format!(
-            "---\nname: {name}\ndescription: {description}\nversion: {version}\n---\n{body}\n"
-        ),
-    )
-}
 
 async fn put_raw(s: &Server, token: Option<&str>, body: Vec<u8>) -> (u16, serde_json::Value) {
     let mut req = reqwest::Client::new()

@@ -230,3 +230,54 @@ impl Drop for Registry {
         self.kill();
     }
 }
+
+impl Registry {
+    /// Like [`Registry::start`], with the server's open-files limit set to
+    /// `limit` (`ulimit -n` in `/bin/sh`, then `exec`; where the hard limit
+    /// is lower the server keeps that), 1024 being the soft limit most
+    /// Linux services get by default.
+    pub fn start_with_open_files_limit(data: &Path, limit: u32) -> Registry {
+        use std::io::BufRead;
+        let exe = registry_exe();
+        let mut child = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!("ulimit -n {limit} 2>/dev/null; exec \"$0\" \"$@\""))
+            .arg(&exe)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("start registry");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let url = loop {
+            let line = lines.next().expect("registry exited").expect("read");
+            if let Some(i) = line.find("http://") {
+                break line[i..].trim().trim_end_matches('/').to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        let out = Command::new(&exe)
+            .args(["token", "create", "--user", "alice", "--data"])
+            .arg(data)
+            .output()
+            .expect("token create");
+        assert!(
+            out.status.success(),
+            "token create: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let token = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .last()
+            .expect("token")
+            .to_string();
+        Registry {
+            url,
+            data: data.to_path_buf(),
+            token,
+            child,
+        }
+    }
+}
