@@ -10,16 +10,16 @@
 //!
 //! Every test gets its own fresh database and its own key prefix.
 
+mod common;
+
+use common::BIN;
 use skillpm::checksum::Checksum;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_skillpm-registry");
 
 /// One fresh database and blob prefix on the shared services.
 struct Shared {
@@ -126,30 +126,14 @@ struct Replica {
 /// Spawns every replica first and only then waits for their addresses, so
 /// they run their start-up schema migrations at the same time.
 fn start_replicas(n: usize, args: &[String]) -> Vec<Replica> {
+    let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
     let children: Vec<Child> = (0..n)
-        .map(|_| {
-            Command::new(BIN)
-                .arg("serve")
-                .args(["--listen", "127.0.0.1:0"])
-                .args(args)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .expect("spawn skillpm-registry")
-        })
+        .map(|_| common::spawn_serve(&args, Stdio::inherit()))
         .collect();
     children
         .into_iter()
         .map(|mut child| {
-            let mut line = String::new();
-            BufReader::new(child.stdout.take().unwrap())
-                .read_line(&mut line)
-                .expect("read address");
-            let url = line
-                .trim()
-                .strip_prefix("listening on ")
-                .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-                .to_string();
+            let url = common::listening_url(&mut child);
             Replica { child, url }
         })
         .collect()

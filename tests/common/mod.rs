@@ -177,13 +177,32 @@ pub fn registry_exe() -> PathBuf {
 
 impl Registry {
     pub fn start(data: &Path) -> Registry {
+        let mut cmd = Command::new(registry_exe());
+        cmd.stderr(std::process::Stdio::null());
+        Registry::spawn(cmd, data)
+    }
+
+    /// Like [`Registry::start`], with the server's open-files limit set to
+    /// `limit` (`ulimit -n` in `/bin/sh`, then `exec`; where the hard limit
+    /// is lower the server keeps that), 1024 being the soft limit most
+    /// Linux services get by default.
+    pub fn start_with_open_files_limit(data: &Path, limit: u32) -> Registry {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(format!("ulimit -n {limit} 2>/dev/null; exec \"$0\" \"$@\""))
+            .arg(registry_exe())
+            .stderr(std::process::Stdio::inherit());
+        Registry::spawn(cmd, data)
+    }
+
+    /// Runs `cmd serve` on a free port, waits for its address, and creates
+    /// a token for `alice`.
+    fn spawn(mut cmd: Command, data: &Path) -> Registry {
         use std::io::BufRead;
-        let exe = registry_exe();
-        let mut child = Command::new(&exe)
+        let mut child = cmd
             .args(["serve", "--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
             .spawn()
             .expect("start registry");
         let stdout = child.stdout.take().expect("stdout");
@@ -196,7 +215,7 @@ impl Registry {
         };
         // Keep draining stdout so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        let out = Command::new(&exe)
+        let out = Command::new(registry_exe())
             .args(["token", "create", "--user", "alice", "--data"])
             .arg(data)
             .output()
@@ -228,56 +247,5 @@ impl Registry {
 impl Drop for Registry {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-impl Registry {
-    /// Like [`Registry::start`], with the server's open-files limit set to
-    /// `limit` (`ulimit -n` in `/bin/sh`, then `exec`; where the hard limit
-    /// is lower the server keeps that), 1024 being the soft limit most
-    /// Linux services get by default.
-    pub fn start_with_open_files_limit(data: &Path, limit: u32) -> Registry {
-        use std::io::BufRead;
-        let exe = registry_exe();
-        let mut child = Command::new("/bin/sh")
-            .arg("-c")
-            .arg(format!("ulimit -n {limit} 2>/dev/null; exec \"$0\" \"$@\""))
-            .arg(&exe)
-            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-            .arg(data)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .expect("start registry");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut lines = std::io::BufReader::new(stdout).lines();
-        let url = loop {
-            let line = lines.next().expect("registry exited").expect("read");
-            if let Some(i) = line.find("http://") {
-                break line[i..].trim().trim_end_matches('/').to_string();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        let out = Command::new(&exe)
-            .args(["token", "create", "--user", "alice", "--data"])
-            .arg(data)
-            .output()
-            .expect("token create");
-        assert!(
-            out.status.success(),
-            "token create: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let token = String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .last()
-            .expect("token")
-            .to_string();
-        Registry {
-            url,
-            data: data.to_path_buf(),
-            token,
-            child,
-        }
     }
 }

@@ -4,12 +4,39 @@
 #![allow(dead_code)]
 
 use skillpm::registry::client::RegistryClient;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_skillpm-registry");
+
+/// Spawns `skillpm-registry serve --listen 127.0.0.1:0 ARGS...` without
+/// waiting for it, so several replicas can start (and migrate) at once.
+pub fn spawn_serve(args: &[OsString], stderr: Stdio) -> Child {
+    Command::new(BIN)
+        .arg("serve")
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn skillpm-registry")
+}
+
+/// Waits for the `listening on URL` line a spawned server prints first.
+pub fn listening_url(child: &mut Child) -> String {
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read address");
+    line.trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string()
+}
 
 pub struct Server {
     pub child: Child,
@@ -29,26 +56,10 @@ impl Server {
     }
 
     fn start_with(data: &Path, extra: &[&str], stderr: Stdio) -> Server {
-        let mut child = Command::new(BIN)
-            .arg("serve")
-            .arg("--data")
-            .arg(data)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .expect("spawn skillpm-registry");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read address");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
+        let mut args = vec![OsString::from("--data"), data.into()];
+        args.extend(extra.iter().map(OsString::from));
+        let mut child = spawn_serve(&args, stderr);
+        let url = listening_url(&mut child);
         Server {
             child,
             url,
