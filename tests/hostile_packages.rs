@@ -4,6 +4,9 @@
 //! CLI runs `skillpm add evil@1` and then `skillpm install` in a project
 //! that already has a good skill installed.
 //!
+//! Each archive is also published to a fresh real `skillpm-registry`,
+//! which must answer 400 or 413 and store nothing.
+//!
 //! Each case must: exit 1 with one `error:` line naming the package, leave
 //! the install root, skills.toml and skills.lock byte-identical, create
 //! nothing anywhere in the fixture outside the cache's tarball/index/tmp
@@ -14,6 +17,7 @@ mod mock;
 
 use common::Fixture;
 use mock::{good_package, run_refused, skill_md, MockServer, RawTar};
+use skillpm::registry::client::{RegistryClient, RegistryError};
 use std::path::Path;
 use tar::EntryType;
 
@@ -41,8 +45,44 @@ fn world(evil: Vec<u8>) -> World {
     World { f, _server: server }
 }
 
-/// Refused by `add`, and by `install` once the manifest asks for it.
+/// Refused by the client (see [`refused_by_client`]) and by a real
+/// `skillpm-registry` on publish (see [`refused_by_server`]).
 fn refused(evil: Vec<u8>, mention: &[&str]) -> String {
+    refused_by_server(&evil);
+    refused_by_client(evil, mention)
+}
+
+/// Publishing `evil` to a fresh real registry answers 400 or 413, and the
+/// server stores nothing: no blob, no scratch files, no index entry.
+fn refused_by_server(evil: &[u8]) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let reg = common::Registry::start(&data);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let client = RegistryClient::new(&reg.url, Some(reg.token.clone())).expect("client");
+    match rt.block_on(client.publish(evil.to_vec())) {
+        Err(RegistryError::Status { status, .. }) if status == 400 || status == 413 => {}
+        other => panic!("server did not refuse the archive: {other:?}"),
+    }
+    for dir in ["blobs", "tmp"] {
+        let left: Vec<_> = std::fs::read_dir(data.join(dir))
+            .expect("data dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "server kept {dir}/{left:?}");
+    }
+    let index = rt
+        .block_on(reqwest::get(format!("{}/index/evil", reg.url)))
+        .expect("GET index");
+    assert_eq!(index.status().as_u16(), 404, "refused package is indexed");
+}
+
+/// Refused by `add`, and by `install` once the manifest asks for it.
+fn refused_by_client(evil: Vec<u8>, mention: &[&str]) -> String {
     let w = world(evil);
     let f = &w.f;
     let mut mention = mention.to_vec();
@@ -272,13 +312,15 @@ fn no_skill_md() {
 
 #[test]
 fn skill_md_name_or_version_differs_from_index() {
-    refused(
+    // A publisher may publish `good` or 9.9.9 — only the client knows what
+    // the index claimed, so only the client can refuse these two.
+    refused_by_client(
         RawTar::new()
             .file("SKILL.md", skill_md("good", "1.0.0").as_bytes())
             .gz(),
         &["`good`"],
     );
-    refused(
+    refused_by_client(
         RawTar::new()
             .file("SKILL.md", skill_md("evil", "9.9.9").as_bytes())
             .gz(),
