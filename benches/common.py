@@ -70,3 +70,17 @@ def report(rows):
         label, med, base_label, base = row[:4]
         ratio = row[4] if len(row) > 4 else (med / base if base else float("nan"))
         print(f"{label:<44} {med*1000:>8.1f}ms {base_label:>18} {base*1000:>7.1f}ms {ratio:>6.2f}x")
+
+
+def isolated_env(tmp, cache=True):
+    """An environment that keeps skillpm's config (and cache) inside `tmp`,
+    so a benchmark never reads or writes the user's."""
+    env = dict(
+        HOME=os.path.join(tmp, "home"),
+        XDG_CONFIG_HOME=os.path.join(tmp, "cfg"),
+        PATH=os.environ.get("PATH", "/usr/bin:/bin"),
+    )
+    if cache:
+        env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
+    os.makedirs(env["HOME"], exist_ok=True)
+    return env

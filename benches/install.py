@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, report, skillpm_bin, time_pair  # noqa: E402
+from common import ROOT, isolated_env, report, skillpm_bin, time_pair  # noqa: E402
 
 FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 8 + "\n"
 
@@ -64,13 +64,7 @@ def main():
     exe = skillpm_bin()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(
-            HOME=os.path.join(tmp, "home"),
-            XDG_CONFIG_HOME=os.path.join(tmp, "cfg"),
-            XDG_CACHE_HOME=os.path.join(tmp, "cache"),
-            PATH=os.environ.get("PATH", "/usr/bin:/bin"),
-        )
-        os.makedirs(env["HOME"])
+        env = isolated_env(tmp)
         proc, url, token = start_registry(os.path.join(tmp, "data"))
         env["SKILLPM_REGISTRY"] = url
         try:

@@ -26,7 +26,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import skillpm_bin  # noqa: E402
+from common import isolated_env, skillpm_bin  # noqa: E402
 from install import start_registry  # noqa: E402
 
 
@@ -104,12 +104,8 @@ def main():
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     exe = skillpm_bin()
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(
-            HOME=os.path.join(tmp, "home"),
-            XDG_CONFIG_HOME=os.path.join(tmp, "cfg"),
-            PATH=os.environ.get("PATH", "/usr/bin:/bin"),
-        )
-        os.makedirs(env["HOME"])
+        # Each client gets its own cache below (XDG_CACHE_HOME per client).
+        env = isolated_env(tmp, cache=False)
         proc, url, token = start_registry(os.path.join(tmp, "data"))
         env["SKILLPM_REGISTRY"] = url
         try:

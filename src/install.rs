@@ -135,8 +135,8 @@ pub fn plan(root: &Path, wanted: &[LockedSkill], previous: &[SkillName]) -> Plan
 
 /// Installs `skill` from the cached `tree` into `root`: copy into a staging
 /// directory beside the destination, write the marker, then swap it in.
-pub fn install_one(root: &Path, skill: &LockedSkill, tree: &Path) -> Result<(), InstallError> {
-    std::fs::create_dir_all(root).map_err(io_err("create", root))?;
+/// `root` must exist ([`install_all`] creates it once).
+fn install_one(root: &Path, skill: &LockedSkill, tree: &Path) -> Result<(), InstallError> {
     let dest = root.join(skill.name.as_str());
     if dest.exists() && Marker::read(&dest).is_none() {
         return Err(InstallError::Foreign { path: dest });
@@ -174,10 +174,8 @@ pub fn install_all(root: &Path, items: &[(&LockedSkill, &Path)]) -> Result<(), I
     use std::sync::Mutex;
     /// More threads than this only contend on the root directory's lock.
     const MAX_THREADS: usize = 8;
-    if items.len() <= 1 {
-        return items
-            .iter()
-            .try_for_each(|(s, tree)| install_one(root, s, tree));
+    if items.is_empty() {
+        return Ok(());
     }
     std::fs::create_dir_all(root).map_err(io_err("create", root))?;
     let threads = std::thread::available_parallelism()

@@ -483,12 +483,23 @@ fn push_basic_string(out: &mut String, s: &str) {
 /// directory, fsync it, then rename over the target. An existing file's
 /// permissions are kept (the temporary file would otherwise be 0600).
 pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
+    replace(path, contents.as_bytes(), true)
+}
+
+/// Like [`write_atomic`] without the fsyncs: readers still never see a torn
+/// file, but a crash may lose the write. For caches, where a lost write
+/// only costs a refetch.
+pub fn replace_file(path: &Path, contents: &[u8]) -> io::Result<()> {
+    replace(path, contents, false)
+}
+
+fn replace(path: &Path, contents: &[u8], durable: bool) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(contents.as_bytes())?;
+    tmp.write_all(contents)?;
     let perms = match std::fs::metadata(path) {
         Ok(m) => Some(m.permissions()),
         Err(_) => default_permissions(),
@@ -496,13 +507,17 @@ pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
     if let Some(p) = perms {
         tmp.as_file().set_permissions(p)?;
     }
-    tmp.as_file().sync_all()?;
+    if durable {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     // Make the rename itself durable; not supported everywhere, so a
     // failure here is not an error.
     #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
+    if durable {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
     }
     Ok(())
 }

@@ -190,14 +190,15 @@ pub(crate) fn show(s: &str) -> String {
 }
 
 /// Masks `user:secret@` and `token@` after `://`, best effort, for text
-/// that failed validation and so cannot be parsed as a [`GitUrl`].
-fn mask_userinfo(s: &str) -> String {
+/// that failed validation and so cannot be parsed as a [`GitUrl`] (bad
+/// specs, unusable registry URLs, refused redirect targets).
+pub fn mask_userinfo(s: &str) -> String {
     let Some(i) = s.find("://") else {
         return s.to_string();
     };
     let start = i + 3;
     let rest = &s[start..];
-    let auth_end = rest.find('/').unwrap_or(rest.len());
+    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest[..auth_end].rfind('@') {
         Some(at) => format!("{}***{}", &s[..start], &rest[at..]),
         None => s.to_string(),

@@ -4,22 +4,10 @@
 mod common;
 mod mock;
 
+use common::seeded::noise;
 use common::Fixture;
 use mock::{good_package, MockServer};
 use std::time::{Duration, Instant};
-
-/// Incompressible bytes (xorshift), deterministic.
-fn noise(n: usize, mut seed: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(n + 8);
-    while out.len() < n {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        out.extend_from_slice(&seed.to_le_bytes());
-    }
-    out.truncate(n);
-    out
-}
 
 fn package_with(name: &str, version: &str, extra: &[u8]) -> Vec<u8> {
     mock::RawTar::new()
@@ -39,7 +27,7 @@ fn server() -> MockServer {
         .into_iter()
         .enumerate()
         .map(|(i, n)| {
-            let t = package_with(&n, "1.0.0", &noise(20_000, i as u64 + 1));
+            let t = package_with(&n, "1.0.0", &noise(i as u64 + 1, 20_000));
             (n, "1.0.0".to_string(), t)
         })
         .collect();
@@ -94,8 +82,7 @@ fn eight_concurrent_installs_share_project_and_cache() {
             );
         }
         eprintln!("faults: round {round}: 8 concurrent installs of {SKILLS} skills took {took:?}");
-        let out = f.ok(&["verify"]);
-        let _ = out;
+        f.ok(&["verify"]);
         let lock = std::fs::read_to_string(f.project.join("skills.lock")).expect("lock");
         for n in names() {
             assert!(lock.contains(&format!("name = \"{n}\"")), "{lock}");
@@ -153,7 +140,7 @@ fn full_disk_fails_cleanly_and_keeps_the_previous_state() {
             (
                 "big".into(),
                 "1.0.0".into(),
-                package_with("big", "1.0.0", &noise(2 << 20, 7)),
+                package_with("big", "1.0.0", &noise(7, 2 << 20)),
             ),
         ],
         |_, _| None,

@@ -22,6 +22,7 @@
 //! `verify` is clean, the disk matches the lock, nothing is left staged.
 
 mod common;
+use common::seeded::Lcg;
 use common::{Fixture, Registry};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -191,18 +192,6 @@ impl World {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("spawn skillpm")
-    }
-}
-
-/// A tiny deterministic generator so every run is reproducible.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
     }
 }
 

@@ -18,7 +18,10 @@
 //! `SKILLPM_KILL_SEED=<n>` replays a given sequence of kill moments.
 
 mod common;
+#[path = "../../tests/common/seeded.rs"]
+mod seeded;
 use common::{pack_with_files, skill_md, Server};
+use seeded::{noise, Lcg};
 use skillpm::checksum::Checksum;
 use skillpm::registry::client::{IndexResponse, RegistryClient};
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,32 +34,6 @@ const PUBLISHERS: usize = 4;
 /// Kills land 0 to this many milliseconds after the publishes start.
 const WINDOW_MS: u64 = 400;
 const BIG: usize = 256 * 1024;
-
-/// A tiny deterministic generator so every run is reproducible.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
-/// Incompressible bytes, different for every seed.
-fn noise(mut x: u64, len: usize) -> Vec<u8> {
-    x |= 1;
-    let mut out = Vec::with_capacity(len);
-    while out.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out.truncate(len);
-    out
-}
 
 #[derive(Clone, Debug)]
 struct Attempt {

@@ -10,6 +10,7 @@ use super::protocol::{
     ErrorBody, IndexFile, OkResponse, OwnerList, OwnersChange, PublishResponse, RegistryConfig,
     SearchResults,
 };
+use crate::spec::mask_userinfo;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use reqwest::{Method, StatusCode};
 use std::sync::Arc;
@@ -117,7 +118,7 @@ impl RegistryClient {
     /// The token is only sent on requests that need one.
     pub fn new(base: &str, token: Option<String>) -> Result<Self> {
         let bad = |reason: &str| RegistryError::BadUrl {
-            url: redact_userinfo(base),
+            url: mask_userinfo(base),
             reason: reason.to_string(),
         };
         let mut url = Url::parse(base).map_err(|e| bad(&e.to_string()))?;
@@ -413,7 +414,7 @@ impl RegistryClient {
                 status: status.as_u16(),
                 detail: one_line(&format!(
                     "refused redirect to {:?}; only redirects to the same host over http(s) are followed",
-                    redact_userinfo(&to)
+                    mask_userinfo(&to)
                 )),
             });
         }
@@ -483,20 +484,6 @@ fn host_of(url: &Url) -> String {
     }
 }
 
-/// `scheme://user:secret@host/...` with the user info replaced by `***`,
-/// for messages about URLs that failed to parse or were refused.
-pub fn redact_userinfo(url: &str) -> String {
-    let Some(i) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest = &url[i + 3..];
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
-        Some(at) => format!("{}***{}", &url[..i + 3], &rest[at..]),
-        None => url.to_string(),
-    }
-}
-
 fn check_name(name: &str) -> Result<()> {
     crate::name::check_name(name)
         .map_err(|e| RegistryError::BadInput(format!("invalid skill name {name:?}: {e}")))
@@ -554,11 +541,11 @@ mod tests {
     #[test]
     fn redacts_userinfo() {
         assert_eq!(
-            redact_userinfo("http://u:tok3n@h:1/p@x"),
+            mask_userinfo("http://u:tok3n@h:1/p@x"),
             "http://***@h:1/p@x"
         );
-        assert_eq!(redact_userinfo("https://h/a"), "https://h/a");
-        assert_eq!(redact_userinfo("no scheme"), "no scheme");
+        assert_eq!(mask_userinfo("https://h/a"), "https://h/a");
+        assert_eq!(mask_userinfo("no scheme"), "no scheme");
         let e = RegistryClient::new("https://u:tok3n@x.example", None).unwrap_err();
         assert!(!e.to_string().contains("tok3n"), "{e}");
     }

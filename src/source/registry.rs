@@ -10,16 +10,6 @@ use crate::registry::protocol::IndexVersion;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// Writes a cache file by temp file and rename, so readers never see a
-/// partial file.
-fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
 /// Largest tarball the client will download.
 pub const MAX_DOWNLOAD: u64 = 10 * 1024 * 1024;
 
@@ -94,10 +84,11 @@ impl Registries {
                 // refetch (the body is parsed before use and the ETag is
                 // dropped first), so no fsync here.
                 let _ = std::fs::remove_file(&etag_path);
-                if std::fs::create_dir_all(&dir).is_ok() && replace_file(&body_path, &body).is_ok()
+                if std::fs::create_dir_all(&dir).is_ok()
+                    && crate::lockfile::replace_file(&body_path, &body).is_ok()
                 {
                     if let Some(e) = etag {
-                        let _ = replace_file(&etag_path, e.as_bytes());
+                        let _ = crate::lockfile::replace_file(&etag_path, e.as_bytes());
                     }
                 }
                 index.versions

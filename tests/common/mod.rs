@@ -2,6 +2,8 @@
 //! PATH and project, and a runner for the real `skillpm` binary.
 #![allow(dead_code)]
 
+pub mod seeded;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
