@@ -85,23 +85,7 @@ impl Shared {
     }
 
     fn token(&self, user: &str) -> String {
-        let out = Command::new(BIN)
-            .args([
-                "token",
-                "create",
-                "--database",
-                &self.database,
-                "--user",
-                user,
-            ])
-            .output()
-            .expect("token create");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        common::token_in(&["--database".into(), self.database.clone().into()], user)
     }
 
     async fn drop_db(self) {

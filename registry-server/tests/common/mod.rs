@@ -105,9 +105,15 @@ impl Drop for Server {
 
 /// Creates an API token for `user` with the registry's own CLI.
 pub fn token(data: &Path, user: &str) -> String {
+    token_in(&[OsString::from("--data"), data.into()], user)
+}
+
+/// Creates an API token for `user` in the store that `store` (flags such
+/// as `--data DIR` or `--database URL`) names.
+pub fn token_in(store: &[OsString], user: &str) -> String {
     let out = Command::new(BIN)
-        .args(["token", "create", "--data"])
-        .arg(data)
+        .args(["token", "create"])
+        .args(store)
         .args(["--user", user])
         .output()
         .expect("token create");
