@@ -7,9 +7,9 @@
 //! directly; installs copy out of them, so editing an installed skill can
 //! never corrupt the cache.
 
-use crate::checksum::Checksum;
-use crate::package::{self, Limits};
 use sha2::{Digest, Sha256};
+use skillpm_core::archive::{self, Limits};
+use skillpm_core::checksum::Checksum;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ pub enum CacheError {
     #[error("cache {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error(transparent)]
-    Unpack(#[from] package::UnpackError),
+    Unpack(#[from] archive::UnpackError),
     /// The unpacked tree failed the caller's check (see
     /// [`Cache::ensure_tree_checked`]); it was discarded, never cached.
     #[error("{0}")]
@@ -151,7 +151,7 @@ impl Cache {
         }
         let trees = self.root.join("trees");
         std::fs::create_dir_all(&trees).map_err(io_at(&trees))?;
-        let staged = package::unpack_to_new_dir(bytes, Some(c), &self.tmp()?, limits)?;
+        let staged = archive::unpack_to_new_dir(bytes, Some(c), &self.tmp()?, limits)?;
         check(staged.path()).map_err(CacheError::Rejected)?;
         match std::fs::rename(staged.path(), &dest) {
             Ok(()) => {

@@ -11,9 +11,9 @@
 //! (`renameat2(RENAME_EXCHANGE)` on Linux), so a crash at any moment leaves
 //! either the old or the new tree at the destination, never neither.
 
-use crate::checksum::Checksum;
 use crate::lockfile::LockedSkill;
-use crate::name::SkillName;
+use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
 use std::io;
 use std::path::{Path, PathBuf};
 

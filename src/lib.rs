@@ -6,19 +6,18 @@
 //! agent runtime can embed it alone.
 
 pub mod cache;
-pub mod checksum;
 pub mod credentials;
 pub mod engine;
 pub mod error;
 pub mod install;
 pub mod lockfile;
 pub mod manifest;
-pub mod name;
 pub mod ops;
-pub mod package;
 pub mod project;
 pub mod registry;
 pub mod report;
 pub mod resolve;
 pub mod source;
 pub mod spec;
+
+pub use skillpm_core::{archive, checksum, name, protocol, skill};

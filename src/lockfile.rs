@@ -8,10 +8,11 @@
 //! directions: the writer only ever emits redacted git URLs and the reader
 //! rejects any URL that carries a secret.
 
-use crate::checksum::{Checksum, ChecksumError};
-use crate::manifest::{line_of, syntax_error};
-use crate::name::{NameError, SkillName};
+use crate::manifest::syntax_error;
 use crate::spec::{self, show, GitUrl, SpecError};
+use skillpm_core::checksum::{Checksum, ChecksumError};
+use skillpm_core::name::{NameError, SkillName};
+use skillpm_core::text::line_of;
 use std::fmt;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};

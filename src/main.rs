@@ -425,7 +425,7 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             let dir = dir.unwrap_or_else(|| env.cwd.clone());
             let (name, version) = skillpm::source::identify(&dir, &dir.display().to_string())?;
             let out = output.unwrap_or_else(|| env.cwd.join(format!("{name}-{version}.tar.gz")));
-            let checksum = skillpm::package::pack_to_file(&dir, &out)?;
+            let checksum = skillpm::archive::pack_to_file(&dir, &out)?;
             print(&format!("{} {checksum}\n", out.display()))?;
             Ok(ExitCode::SUCCESS)
         }

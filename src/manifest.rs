@@ -10,9 +10,10 @@
 //! `skillpm add/remove` must keep the user's comments and layout, which only
 //! a `toml_edit` document can do.
 
-use crate::name::{NameError, SkillName};
 use crate::spec::{self, GitRef, GitUrl, SpecError};
 use semver::VersionReq;
+use skillpm_core::name::{NameError, SkillName};
+use skillpm_core::text::line_of;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
@@ -103,17 +104,6 @@ pub enum ManifestErrorKind {
 /// The registry that needs no `[registries]` entry: its URL comes from the
 /// user's configuration.
 pub const DEFAULT_REGISTRY: &str = "default";
-
-/// Finds the 1-based line of a byte offset; tolerant of offsets past the end
-/// so that a span can never cause a panic.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
 
 /// Turns a `toml_edit` parse error into one line plus its line number.
 pub(crate) fn syntax_error(text: &str, e: &toml_edit::TomlError) -> (usize, String) {

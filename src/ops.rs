@@ -9,14 +9,11 @@
 //! that the next run repairs against.
 
 use crate::cache::Cache;
-use crate::checksum::Checksum;
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
 use crate::install::{self, Action, Marker};
 use crate::lockfile::{write_atomic, LockedSkill, LockedSource, Lockfile};
 use crate::manifest::{init_template, Dependency, Manifest, ManifestEditor};
-use crate::name::SkillName;
-use crate::package::Limits;
 use crate::project::Project;
 use crate::report::{Event, Reporter};
 use crate::resolve::{Refresh, Resolver};
@@ -24,6 +21,9 @@ use crate::source::registry::Registries;
 use crate::source::{git, path, SourceError};
 use crate::spec::Spec;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
+use skillpm_core::archive::Limits;
+use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -527,12 +527,12 @@ fn check_identity(s: &LockedSkill, dir: &Path) -> std::result::Result<(), String
             s.name, s.version
         )
     };
-    let file = crate::engine::discover::SKILL_FILES
+    let file = skillpm_core::skill::SKILL_FILES
         .iter()
         .map(|f| dir.join(f))
         .find(|p| p.is_file())
         .ok_or_else(|| refuse("has no SKILL.md at its top level".into()))?;
-    let doc = crate::engine::skill::read(&file)
+    let doc = skillpm_core::skill::read(&file)
         .map_err(|e| refuse(format!("has an unusable SKILL.md: {}", e.detail())))?;
     match doc.name() {
         Some(n) if n == s.name.as_str() => {}

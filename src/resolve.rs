@@ -8,18 +8,18 @@
 //! version, git ones to the commit their ref points at now.
 
 use crate::cache::Cache;
-use crate::checksum::Checksum;
 use crate::error::{Error, Result};
 use crate::lockfile::{LockedSkill, LockedSource, Lockfile};
 use crate::manifest::{Dependency, Manifest};
-use crate::name::SkillName;
-use crate::package::Limits;
 use crate::project::Project;
 use crate::report::{Event, Reporter};
 use crate::source::registry::Registries;
 use crate::source::{git, path, Packed};
 use crate::spec::GitRef;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
+use skillpm_core::archive::Limits;
+use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
 use std::collections::{BTreeSet, HashMap};
 
 /// Which locked entries may be replaced.

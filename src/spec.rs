@@ -35,8 +35,8 @@
 //! `>`, `<`, spaces or commas, and refs containing `/`; write those in
 //! `skills.toml` (`version = ">=1.2, <2"`, `branch = "feature/x"`).
 
-use crate::name::{NameError, SkillName};
 use semver::VersionReq;
+use skillpm_core::name::{NameError, SkillName};
 use std::fmt;
 
 /// The spec character allowlist, as shown to users in error messages.

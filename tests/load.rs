@@ -37,7 +37,7 @@ fn publish_all(f: &Fixture, reg: &Registry) {
                     format!("Step {i}: do the thing.\n").repeat(40)
                 ),
             );
-            skillpm::package::pack_dir(&dir).expect("pack")
+            skillpm::archive::pack_dir(&dir).expect("pack")
         })
         .collect();
     let client = skillpm::registry::client::RegistryClient::new(&reg.url, Some(reg.token.clone()))

@@ -2,7 +2,7 @@
 //! panic, and nothing but regular files and directories inside `dest`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use skillpm::package::{unpack, Limits};
+use skillpm::archive::{unpack, Limits};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(tmp) = tempfile::tempdir() else {

@@ -16,10 +16,10 @@ use axum::routing::{delete, get, put};
 use axum::{Json, Router};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use skillpm::checksum::Checksum;
-use skillpm::name::SkillName;
-use skillpm::package::Limits;
-use skillpm::registry::protocol::{
+use skillpm_core::archive::Limits;
+use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
+use skillpm_core::protocol::{
     valid_login, IndexFile, IndexVersion, OkResponse, Owner, OwnerList, OwnersChange,
     RegistryConfig,
 };
@@ -367,7 +367,7 @@ struct SearchParams {
 async fn search(
     State(st): State<AppState>,
     params: Result<Query<SearchParams>, QueryRejection>,
-) -> ApiResult<Json<skillpm::registry::protocol::SearchResults>> {
+) -> ApiResult<Json<skillpm_core::protocol::SearchResults>> {
     let Query(p) = params.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let q = p.q.unwrap_or_default();
     if q.len() > 256 {

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, PutPayload};
-use skillpm::checksum::Checksum;
+use skillpm_core::checksum::Checksum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use skillpm::registry::protocol::ErrorBody;
+use skillpm_core::protocol::ErrorBody;
 
 #[derive(Debug)]
 pub struct ApiError {

@@ -12,7 +12,7 @@ use crate::config::is_postgres;
 use crate::pg::PgStore;
 use anyhow::{bail, Context, Result};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use skillpm::checksum::Checksum;
+use skillpm_core::checksum::Checksum;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;

@@ -14,12 +14,12 @@ use axum::extract::State;
 use axum::http::{header::CONTENT_LENGTH, HeaderMap};
 use axum::Json;
 use http_body_util::BodyExt;
-use skillpm::checksum::Checksum;
-use skillpm::engine::skill;
-use skillpm::engine::validate::{check_doc, Severity};
-use skillpm::name::SkillName;
-use skillpm::package::{unpack_to_new_dir, Limits, UnpackError};
-use skillpm::registry::protocol::PublishResponse;
+use skillpm_core::archive::{unpack_to_new_dir, Limits, UnpackError};
+use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
+use skillpm_core::protocol::PublishResponse;
+use skillpm_core::skill;
+use skillpm_core::validate::{check_doc, Severity};
 use std::path::Path;
 use std::time::Duration;
 

@@ -9,8 +9,8 @@
 //! full-text index.
 
 use crate::db::SearchRow;
-use skillpm::name::SkillName;
-use skillpm::registry::protocol::{SearchHit, SearchMeta, SearchResults};
+use skillpm_core::name::SkillName;
+use skillpm_core::protocol::{SearchHit, SearchMeta, SearchResults};
 
 const EXACT_NAME: u64 = 1000;
 const NAME_CONTAINS: u64 = 100;

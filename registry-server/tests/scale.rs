@@ -139,7 +139,7 @@ fn pack(name: &str, version: &str, description: &str, body: &str) -> Vec<u8> {
         format!("---\nname: {name}\ndescription: {description}\nversion: {version}\n---\n{body}\n"),
     )
     .expect("write");
-    skillpm::package::pack_dir(&dir).expect("pack")
+    skillpm::archive::pack_dir(&dir).expect("pack")
 }
 
 fn http() -> reqwest::Client {

@@ -309,7 +309,7 @@ async fn every_error_status() {
     assert!(detail(&body).contains("line 4"), "{body}");
     let other = tempfile::tempdir().unwrap();
     std::fs::write(other.path().join("README.md"), "hi").unwrap();
-    let no_skill = skillpm::package::pack_dir(other.path()).unwrap();
+    let no_skill = skillpm::archive::pack_dir(other.path()).unwrap();
     let (st, body) = put_raw(&s, Some(&tok), no_skill).await;
     assert_eq!(st, 400);
     assert!(detail(&body).contains("no SKILL.md"), "{body}");
@@ -386,7 +386,7 @@ async fn size_limits_give_413() {
     )
     .unwrap();
     std::fs::write(d.join("zeros.txt"), vec![b'0'; 100_000]).unwrap();
-    let (st, body) = put_raw(&s, Some(&tok), skillpm::package::pack_dir(&d).unwrap()).await;
+    let (st, body) = put_raw(&s, Some(&tok), skillpm::archive::pack_dir(&d).unwrap()).await;
     assert_eq!(st, 413, "{body}");
     assert!(detail(&body).contains("unpacks to more"), "{body}");
 
@@ -395,7 +395,7 @@ async fn size_limits_give_413() {
     for i in 0..10 {
         std::fs::write(d.join(format!("f{i}.txt")), "x").unwrap();
     }
-    let (st, body) = put_raw(&s, Some(&tok), skillpm::package::pack_dir(&d).unwrap()).await;
+    let (st, body) = put_raw(&s, Some(&tok), skillpm::archive::pack_dir(&d).unwrap()).await;
     assert_eq!(st, 413, "{body}");
     assert!(detail(&body).contains("entries"), "{body}");
 }
@@ -522,7 +522,7 @@ async fn lowercase_skill_md_and_requires_reach_the_index() {
     .unwrap();
     std::fs::write(d.join("scripts/run.sh"), "#!/bin/sh\n").unwrap();
     let r = c
-        .publish(skillpm::package::pack_dir(&d).unwrap())
+        .publish(skillpm::archive::pack_dir(&d).unwrap())
         .await
         .unwrap();
     assert_eq!(r.vers.to_string(), "2.0.0-beta.1");

@@ -7,8 +7,8 @@
 use super::config::{ConfigError, Environment};
 use super::discover::{self, Found, Root, Scope};
 use super::eligibility::{Probe, Reason, Requirements};
-use super::skill::{self, SkillDoc, SkillError, Warning};
 use serde_json::{json, Value};
+use skillpm_core::skill::{self, SkillDoc, SkillError, Warning};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 

@@ -8,6 +8,7 @@
 //! reproducible.
 
 use serde::Deserialize;
+use skillpm_core::text::line_of;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -127,16 +128,6 @@ pub fn read_engine_table(file: &Path) -> Result<EngineTable, ConfigError> {
             line: line_of(&text, e.span().map(|s| s.start).unwrap_or(0)),
             message: e.message().to_string(),
         })
-}
-
-/// 1-based line of a byte offset.
-pub fn line_of(text: &str, offset: usize) -> usize {
-    1 + text
-        .as_bytes()
-        .iter()
-        .take(offset)
-        .filter(|&&b| b == b'\n')
-        .count()
 }
 
 /// Expands `~/` and makes `p` absolute against `base`.

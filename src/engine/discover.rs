@@ -107,8 +107,7 @@ pub struct Found {
     pub root: usize,
 }
 
-/// The file names accepted for a skill's instructions, preferred first.
-pub const SKILL_FILES: &[&str] = &["SKILL.md", "skill.md"];
+pub use skillpm_core::skill::SKILL_FILES;
 
 /// Scans one root. Entries are visited in byte order of their names so the
 /// result is the same on every run and filesystem. Hidden directories

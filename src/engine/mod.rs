@@ -8,5 +8,5 @@ pub mod discover;
 pub mod eligibility;
 pub mod load;
 pub mod prompt;
-pub mod skill;
+pub use skillpm_core::skill;
 pub mod validate;

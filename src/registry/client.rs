@@ -485,7 +485,7 @@ fn host_of(url: &Url) -> String {
 }
 
 fn check_name(name: &str) -> Result<()> {
-    crate::name::check_name(name)
+    skillpm_core::name::check_name(name)
         .map_err(|e| RegistryError::BadInput(format!("invalid skill name {name:?}: {e}")))
 }
 

@@ -3,7 +3,7 @@
 //! `skillpm-registry` server; [`client`] speaks HTTP.
 
 pub mod client;
-pub mod protocol;
+pub use skillpm_core::protocol;
 
 pub use client::{IndexResponse, RegistryClient, RegistryError};
 pub use protocol::PublishResponse;
@@ -20,7 +20,7 @@ pub async fn publish_dir(
     let client = RegistryClient::new(registry_url, Some(token.to_string()))?;
     let owned = dir.to_path_buf();
     // Packing reads and compresses the whole tree: keep it off the runtime.
-    let tarball = tokio::task::spawn_blocking(move || crate::package::pack_dir(&owned))
+    let tarball = tokio::task::spawn_blocking(move || skillpm_core::archive::pack_dir(&owned))
         .await
         .map_err(|e| RegistryError::Pack {
             dir: dir.display().to_string(),

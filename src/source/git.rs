@@ -15,9 +15,9 @@
 
 use super::{identify, Packed, SourceError};
 use crate::cache::Cache;
-use crate::checksum::Checksum;
-use crate::package::{self, Limits};
 use crate::spec::{GitRef, GitUrl};
+use skillpm_core::archive::{self, Limits};
+use skillpm_core::checksum::Checksum;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -162,7 +162,7 @@ pub fn pack_commit(
     let tmp_parent = cache.root().join("tmp");
     std::fs::create_dir_all(&tmp_parent)
         .map_err(|e| SourceError::Io(format!("{}: {e}", tmp_parent.display())))?;
-    let tree = package::unpack_to_new_dir(&out.stdout, None, &tmp_parent, limits)?;
+    let tree = archive::unpack_to_new_dir(&out.stdout, None, &tmp_parent, limits)?;
     let shown = format!(
         "{}@{}:{}",
         url.redacted(),
@@ -170,7 +170,7 @@ pub fn pack_commit(
         subpath.unwrap_or(".")
     );
     let (name, version) = identify(tree.path(), &shown)?;
-    let bytes = package::pack_dir(tree.path())?;
+    let bytes = archive::pack_dir(tree.path())?;
     Ok(Packed {
         name,
         version,

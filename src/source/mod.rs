@@ -8,9 +8,9 @@ pub mod git;
 pub mod path;
 pub mod registry;
 
-use crate::checksum::Checksum;
-use crate::engine::skill;
-use crate::name::SkillName;
+use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
+use skillpm_core::skill;
 use std::path::Path;
 
 /// A skill tree packed for the cache.
@@ -29,9 +29,9 @@ pub enum SourceError {
     #[error("{dir}: {message}")]
     BadSkill { dir: String, message: String },
     #[error(transparent)]
-    Pack(#[from] crate::package::PackError),
+    Pack(#[from] skillpm_core::archive::PackError),
     #[error(transparent)]
-    Unpack(#[from] crate::package::UnpackError),
+    Unpack(#[from] skillpm_core::archive::UnpackError),
     #[error(transparent)]
     Cache(#[from] crate::cache::CacheError),
     #[error("{0}")]
@@ -55,7 +55,7 @@ pub fn identify(dir: &Path, shown: &str) -> Result<(SkillName, semver::Version),
         dir: shown.to_string(),
         message,
     };
-    let file = crate::engine::discover::SKILL_FILES
+    let file = skillpm_core::skill::SKILL_FILES
         .iter()
         .map(|f| dir.join(f))
         .find(|p| p.is_file())

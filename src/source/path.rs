@@ -2,8 +2,8 @@
 //! gets a checksum in the lock and is installed as a copy, never a link.
 
 use super::{identify, Packed, SourceError};
-use crate::checksum::Checksum;
-use crate::package;
+use skillpm_core::archive;
+use skillpm_core::checksum::Checksum;
 use std::path::Path;
 
 /// Packs the skill at `rel` (relative to the project directory).
@@ -16,7 +16,7 @@ pub fn pack(project: &Path, rel: &str) -> Result<Packed, SourceError> {
         });
     }
     let (name, version) = identify(&dir, rel)?;
-    let bytes = package::pack_dir(&dir)?;
+    let bytes = archive::pack_dir(&dir)?;
     Ok(Packed {
         name,
         version,

@@ -3,10 +3,10 @@
 
 use super::SourceError;
 use crate::cache::Cache;
-use crate::checksum::Checksum;
-use crate::name::SkillName;
 use crate::registry::client::{IndexResponse, RegistryClient};
-use crate::registry::protocol::IndexVersion;
+use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
+use skillpm_core::protocol::IndexVersion;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -73,7 +73,7 @@ impl Registries {
         {
             IndexResponse::NotModified => {
                 let body = cached_body.unwrap_or_default();
-                serde_json::from_slice::<crate::registry::protocol::IndexFile>(&body)
+                serde_json::from_slice::<skillpm_core::protocol::IndexFile>(&body)
                     .map_err(|e| {
                         SourceError::Registry(format!("cached index of {name} is corrupt: {e}"))
                     })?

@@ -147,7 +147,7 @@ pub fn pack_with_files(dir_name: &str, content: &str, files: &[(&str, &[u8])]) -
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(p, bytes).expect("write");
     }
-    skillpm::package::pack_dir(&dir).expect("pack")
+    skillpm::archive::pack_dir(&dir).expect("pack")
 }
 
 /// SKILL.md with the given fields and body.

@@ -12,6 +12,17 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
+/// The file names that make a directory a skill, preferred first.
+pub const SKILL_FILES: &[&str] = &["SKILL.md", "skill.md"];
+
+/// The `SKILL.md` (or `skill.md`) at the top of `dir`, if there is one.
+pub fn find_skill_file(dir: &Path) -> Option<std::path::PathBuf> {
+    SKILL_FILES
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+}
+
 /// Largest `SKILL.md` the engine reads; bigger files are refused unread.
 pub const MAX_SKILL_MD_BYTES: u64 = 256 * 1024;
 
