@@ -6,7 +6,12 @@
 //! leaves at worst an orphan in `tmp/`. Trees are never handed to users
 //! directly; installs copy out of them, so editing an installed skill can
 //! never corrupt the cache.
+//!
+//! Every bucket's name carries a layout version (as uv's `wheels-v6`), so
+//! a future change of format starts a fresh bucket instead of misreading
+//! an old one.
 
+use crate::source::Verified;
 use sha2::{Digest, Sha256};
 use skillpm_core::archive::{self, Limits};
 use skillpm_core::checksum::Checksum;
@@ -32,6 +37,13 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> CacheError + '_ {
         source,
     }
 }
+
+/// The versioned bucket names.
+const TARBALLS: &str = "tarballs-v1";
+const TREES: &str = "trees-v1";
+const INDEX: &str = "index-v1";
+const GIT: &str = "git-v1";
+const TMP: &str = "tmp";
 
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -81,39 +93,38 @@ impl Cache {
     }
 
     fn tmp(&self) -> Result<PathBuf, CacheError> {
-        let t = self.root.join("tmp");
+        let t = self.root.join(TMP);
         std::fs::create_dir_all(&t).map_err(io_at(&t))?;
         Ok(t)
     }
 
     pub fn tarball_path(&self, c: &Checksum) -> PathBuf {
-        self.root
-            .join("tarballs")
-            .join(format!("{}.tar.gz", c.hex()))
+        self.root.join(TARBALLS).join(format!("{}.tar.gz", c.hex()))
     }
 
     pub fn tree_path(&self, c: &Checksum) -> PathBuf {
-        self.root.join("trees").join(c.hex())
+        self.root.join(TREES).join(c.hex())
     }
 
     pub fn has_tree(&self, c: &Checksum) -> bool {
         self.tree_path(c).is_dir()
     }
 
-    /// Reads a cached tarball, re-verifying its hash: the cache is on disk
-    /// where anything may have changed it.
+    /// Reads a cached tarball. The bytes are not trusted: the cache is on
+    /// disk where anything may have changed it, so callers verify them
+    /// (see [`crate::source::verify`]).
     pub fn read_tarball(&self, c: &Checksum) -> Option<Vec<u8>> {
-        let bytes = std::fs::read(self.tarball_path(c)).ok()?;
-        (Checksum::of_bytes(&bytes) == *c).then_some(bytes)
+        std::fs::read(self.tarball_path(c)).ok()
     }
 
-    /// Stores verified tarball bytes under their checksum.
-    pub fn store_tarball(&self, c: &Checksum, bytes: &[u8]) -> Result<(), CacheError> {
+    /// Stores a verified tarball under its checksum.
+    pub fn store_tarball(&self, tarball: &Verified) -> Result<(), CacheError> {
+        let (c, bytes) = (tarball.checksum(), tarball.bytes());
         let dest = self.tarball_path(c);
         if dest.is_file() {
             return Ok(());
         }
-        let dir = self.root.join("tarballs");
+        let dir = self.root.join(TARBALLS);
         std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
         let mut tmp = tempfile::NamedTempFile::new_in(self.tmp()?).map_err(io_at(&dir))?;
         io::Write::write_all(&mut tmp, bytes).map_err(io_at(&dest))?;
@@ -124,34 +135,23 @@ impl Cache {
         Ok(())
     }
 
-    /// Unpacks verified tarball bytes into `trees/<hex>` unless present.
-    /// The hash is checked again by the unpacker before anything is written.
+    /// Unpacks a verified tarball into the trees bucket unless present,
+    /// running `check` on the freshly unpacked tree while it is still in
+    /// staging: a tree that fails is deleted and never becomes a cache entry
+    /// (a later run would otherwise trust it).
     pub fn ensure_tree(
         &self,
-        c: &Checksum,
-        bytes: &[u8],
-        limits: &Limits,
-    ) -> Result<PathBuf, CacheError> {
-        self.ensure_tree_checked(c, bytes, limits, |_| Ok(()))
-    }
-
-    /// [`Cache::ensure_tree`], running `check` on the freshly unpacked tree
-    /// while it is still in staging: a tree that fails is deleted and never
-    /// becomes a cache entry (a later run would otherwise trust it).
-    pub fn ensure_tree_checked(
-        &self,
-        c: &Checksum,
-        bytes: &[u8],
+        tarball: &Verified,
         limits: &Limits,
         check: impl FnOnce(&Path) -> Result<(), String>,
     ) -> Result<PathBuf, CacheError> {
-        let dest = self.tree_path(c);
+        let dest = self.tree_path(tarball.checksum());
         if dest.is_dir() {
             return Ok(dest);
         }
-        let trees = self.root.join("trees");
+        let trees = self.root.join(TREES);
         std::fs::create_dir_all(&trees).map_err(io_at(&trees))?;
-        let staged = archive::unpack_to_new_dir(bytes, Some(c), &self.tmp()?, limits)?;
+        let staged = archive::unpack_to_new_dir(tarball.bytes(), None, &self.tmp()?, limits)?;
         check(staged.path()).map_err(CacheError::Rejected)?;
         match std::fs::rename(staged.path(), &dest) {
             Ok(()) => {
@@ -170,17 +170,17 @@ impl Cache {
 
     /// Directory for per-registry index copies.
     pub fn index_dir(&self, registry_url: &str) -> PathBuf {
-        self.root.join("index").join(short_hash(registry_url))
+        self.root.join(INDEX).join(short_hash(registry_url))
     }
 
     /// Directory for the bare clone of `url`.
     pub fn git_dir(&self, url: &str) -> PathBuf {
-        self.root.join("git").join(short_hash(url))
+        self.root.join(GIT).join(short_hash(url))
     }
 
     /// Removes everything but the lock file.
     pub fn clean(&self) -> Result<(), CacheError> {
-        for sub in ["tarballs", "trees", "index", "git", "tmp"] {
+        for sub in [TARBALLS, TREES, INDEX, GIT, TMP] {
             let p = self.root.join(sub);
             match std::fs::remove_dir_all(&p) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_at(&p)(e)),

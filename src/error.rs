@@ -1,5 +1,6 @@
-//! The error type of the install pipeline: every failure is one line that
-//! says what went wrong, where, and what to do next.
+//! The error type of the library's commands: every failure is one line
+//! that says what went wrong, where, and what to do next. Each variant
+//! keeps its cause, so the CLI can print the whole chain.
 
 use std::path::PathBuf;
 
@@ -14,32 +15,41 @@ pub enum Error {
     #[error(transparent)]
     Cache(Box<crate::cache::CacheError>),
     #[error(transparent)]
-    Spec(Box<crate::spec::SpecError>),
+    Spec(Box<crate::project::spec::SpecError>),
     #[error(transparent)]
-    Manifest(Box<crate::manifest::ManifestError>),
-    #[error("no version of {name} matches {req} (available: {available})")]
-    NoMatch {
+    Manifest(Box<crate::project::manifest::ManifestError>),
+    #[error(transparent)]
+    Registry(Box<crate::source::registry::client::RegistryError>),
+    #[error(transparent)]
+    Credentials(Box<crate::source::registry::credentials::CredentialsError>),
+    #[error(transparent)]
+    Fs(Box<crate::fs::FsError>),
+    #[error("`{name}`: {source}")]
+    BadName {
         name: String,
-        req: String,
-        available: String,
-    },
-    #[error("{origin} holds a skill named `{found}`, but skills.toml calls it `{key}`")]
-    NameMismatch {
-        key: String,
-        found: String,
-        origin: String,
+        #[source]
+        source: skillpm_core::name::NameError,
     },
     #[error("skills.lock is out of date with skills.toml: {0}; run `skillpm install` without --locked to update it")]
     LockedMismatch(String),
     #[error("{0} is not in skills.toml")]
     NotInManifest(String),
+    #[error("{} already exists", .0.display())]
+    AlreadyExists(PathBuf),
+    #[error("no cache directory: set XDG_CACHE_HOME or HOME")]
+    NoCacheDir,
+    #[error("no config directory: set HOME")]
+    NoConfigDir,
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("internal: {0} was not prepared")]
+    NotPrepared(String),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Other(String),
 }
 
 impl Error {
@@ -67,8 +77,11 @@ boxed_from! {
     Source: crate::source::SourceError,
     Install: crate::install::InstallError,
     Cache: crate::cache::CacheError,
-    Spec: crate::spec::SpecError,
-    Manifest: crate::manifest::ManifestError,
+    Spec: crate::project::spec::SpecError,
+    Manifest: crate::project::manifest::ManifestError,
+    Registry: crate::source::registry::client::RegistryError,
+    Credentials: crate::source::registry::credentials::CredentialsError,
+    Fs: crate::fs::FsError,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

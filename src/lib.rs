@@ -1,23 +1,24 @@
 //! skillpm: a package manager for agent skills.
 //!
 //! The crate is library-first: the `skillpm` binary only parses arguments
-//! and prints. The [`engine`] module is the agent-side view (discovery,
-//! eligibility, prompt) and is kept free of network and install code so an
-//! agent runtime can embed it alone.
+//! and prints. Data flows one way: spec → manifest → resolve (through a
+//! [`source::Source`]) → lock → plan → prepare → apply → lock written.
+//! The [`engine`] is the agent-side view (discovery, eligibility, prompt,
+//! load) and is kept free of network and install code so an agent runtime
+//! can embed it alone.
 
-pub mod cache;
-pub mod credentials;
 pub mod engine;
 pub mod error;
-pub mod install;
-pub mod lockfile;
-pub mod manifest;
 pub mod ops;
 pub mod project;
-pub mod registry;
 pub mod report;
-pub mod resolve;
 pub mod source;
-pub mod spec;
 
+mod cache;
+mod fs;
+mod install;
+mod resolve;
+
+pub use cache::Cache;
+pub use install::MARKER;
 pub use skillpm_core::{archive, checksum, name, protocol, skill};

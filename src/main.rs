@@ -1,240 +1,15 @@
 //! The `skillpm` command line: parse arguments, call the library, print.
 
+mod cli;
+
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::Parser;
+use cli::args::{CacheAction, Cli, Command, OwnerAction, PackageCommand, PromptFormat};
+use cli::{progress::CliReporter, render};
 use skillpm::engine::{catalog, config::Environment, load, prompt, validate};
 use skillpm::ops;
-
-mod progress;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-#[derive(Parser)]
-#[command(
-    name = "skillpm",
-    version,
-    about = "A package manager for agent skills"
-)]
-struct Cli {
-    /// Run as if started in this project directory.
-    #[arg(short = 'C', long = "project", global = true, value_name = "DIR")]
-    project: Option<PathBuf>,
-    /// Print nothing but errors.
-    #[arg(short, long, global = true)]
-    quiet: bool,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Show every discovered skill: eligible, skipped, shadowed or invalid, and why.
-    Status {
-        /// Machine-readable output (a stable contract).
-        #[arg(long)]
-        json: bool,
-    },
-    /// Print the <available_skills> block an agent would see.
-    Prompt {
-        /// Character budget for the skill entries.
-        #[arg(long, default_value_t = prompt::DEFAULT_BUDGET)]
-        budget: usize,
-        #[arg(long, value_enum, default_value_t = PromptFormat::Seed)]
-        format: PromptFormat,
-    },
-    /// Print the <skill_content> block for one skill command.
-    Load {
-        /// The skill's command (its path below the root). Use `--` before names starting with `-`.
-        command: String,
-    },
-    /// Check skills against the strict Agent Skills rules.
-    Validate {
-        /// Skill directories or trees of skills (default: the current directory).
-        dirs: Vec<PathBuf>,
-    },
-    #[command(flatten)]
-    Package(PackageCommand),
-}
-
-#[derive(Subcommand)]
-enum PackageCommand {
-    /// Create a commented skills.toml in the current (or -C) directory.
-    Init,
-    /// Add skills to skills.toml, resolve, install, and write the lock.
-    Add {
-        /// `name[@req]`, `git+URL[@ref]` or `./path`.
-        #[arg(required = true)]
-        specs: Vec<String>,
-        /// Subdirectory of a git repository holding the skill.
-        #[arg(long)]
-        path: Option<String>,
-        #[command(flatten)]
-        flags: InstallFlags,
-    },
-    /// Remove skills from skills.toml, skills.lock and disk.
-    Remove {
-        #[arg(required = true)]
-        names: Vec<String>,
-        #[command(flatten)]
-        flags: InstallFlags,
-    },
-    /// Install exactly what skills.lock records (resolving only what it lacks).
-    Install {
-        #[command(flatten)]
-        flags: InstallFlags,
-    },
-    /// Re-resolve skills within their requirements.
-    Update {
-        names: Vec<String>,
-        #[command(flatten)]
-        flags: InstallFlags,
-    },
-    /// Show current, wanted and latest versions of registry skills.
-    Outdated {
-        #[arg(long)]
-        json: bool,
-        #[arg(long, short = 'g')]
-        global: bool,
-    },
-    /// Show installed skills with versions and sources.
-    List {
-        #[arg(long)]
-        json: bool,
-        #[arg(long, short = 'g')]
-        global: bool,
-    },
-    /// Re-hash installed skills against the lock and report modified files.
-    Verify {
-        #[arg(long, short = 'g')]
-        global: bool,
-    },
-    /// Pack a skill directory into a deterministic .tar.gz.
-    Pack {
-        /// The skill directory (default: the current directory).
-        dir: Option<PathBuf>,
-        /// Output file (default: NAME-VERSION.tar.gz in the current directory).
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-    },
-    /// Publish a skill directory to a registry.
-    Publish {
-        dir: Option<PathBuf>,
-        #[command(flatten)]
-        reg: RegistryArgs,
-    },
-    /// Yank a version (or un-yank it with --undo).
-    Yank {
-        /// NAME@VERSION
-        target: String,
-        #[arg(long)]
-        undo: bool,
-        #[command(flatten)]
-        reg: RegistryArgs,
-    },
-    /// List, add or remove the owners of a skill.
-    Owner {
-        #[command(subcommand)]
-        action: OwnerAction,
-    },
-    /// Search the registry.
-    Search {
-        query: String,
-        #[arg(long, default_value_t = 20)]
-        limit: u32,
-        #[command(flatten)]
-        reg: RegistryArgs,
-    },
-    /// Show a skill's versions, yanked state, description and requirements.
-    Info {
-        name: String,
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        reg: RegistryArgs,
-    },
-    /// Save a registry token (read from stdin unless --token is given).
-    Login {
-        #[command(flatten)]
-        reg: RegistryArgs,
-    },
-    /// Manage the download cache.
-    Cache {
-        #[command(subcommand)]
-        action: CacheAction,
-    },
-}
-
-#[derive(Subcommand)]
-enum OwnerAction {
-    List {
-        name: String,
-        #[command(flatten)]
-        reg: RegistryArgs,
-    },
-    Add {
-        name: String,
-        user: String,
-        #[command(flatten)]
-        reg: RegistryArgs,
-    },
-    Remove {
-        name: String,
-        user: String,
-        #[command(flatten)]
-        reg: RegistryArgs,
-    },
-}
-
-#[derive(clap::Args)]
-struct RegistryArgs {
-    /// Registry URL (default: SKILLPM_REGISTRY, then [registries] default in skills.toml).
-    #[arg(long)]
-    registry: Option<String>,
-    /// API token (default: SKILLPM_TOKEN, then the one saved by `skillpm login`).
-    #[arg(long)]
-    token: Option<String>,
-}
-
-#[derive(Subcommand)]
-enum CacheAction {
-    /// Print the cache directory.
-    Dir,
-    /// Delete everything in the cache.
-    Clean,
-}
-
-#[derive(clap::Args)]
-struct InstallFlags {
-    /// Fail instead of changing skills.lock.
-    #[arg(long)]
-    locked: bool,
-    /// Like --locked, and never use the network.
-    #[arg(long)]
-    frozen: bool,
-    /// Use the user manifest and install into ~/.agents/skills.
-    #[arg(long, short = 'g')]
-    global: bool,
-}
-
-impl InstallFlags {
-    fn options(&self) -> ops::Options {
-        ops::Options {
-            locked: self.locked,
-            frozen: self.frozen,
-            global: self.global,
-            cache_dir: None,
-        }
-    }
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum PromptFormat {
-    /// <skill><command/><name/><description/></skill>
-    Seed,
-    /// The Agent Skills reference format: <skill><name/><description/><location/></skill>
-    AgentSkills,
-}
 
 /// An error that carries its own exit code (2 = usage / unknown input).
 #[derive(Debug)]
@@ -279,17 +54,25 @@ fn print(s: &str) -> Result<()> {
     }
 }
 
+/// Prints `s` on stderr unless quiet.
+fn note(quiet: bool, s: impl std::fmt::Display) {
+    if !quiet {
+        eprintln!("{s}");
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     let env = Environment::from_process(cli.project.clone())
         .context("cannot read the current directory")?;
     match cli.command {
         Command::Status { json } => {
-            let mut cat = build_catalog(&env)?;
+            let mut cat = catalog::Catalog::build(&env)?;
             ops::annotate_installed(&mut cat);
             if json {
-                let mut s = serde_json::to_string_pretty(&cat.to_json())?;
-                s.push('\n');
-                print(&s)?;
+                print(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&cat.to_json())?
+                ))?;
             } else {
                 let color =
                     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -297,7 +80,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Prompt { budget, format } => {
-            let cat = build_catalog(&env)?;
+            let cat = catalog::Catalog::build(&env)?;
             let format = match format {
                 PromptFormat::Seed => prompt::Format::Seed,
                 PromptFormat::AgentSkills => prompt::Format::AgentSkills,
@@ -305,9 +88,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print(&prompt::render(&cat, budget, format))?;
         }
         Command::Load { command } => {
-            let cat = build_catalog(&env)?;
-            let block = load::render(&cat, &command).map_err(|e| Exit(2, e.to_string()))?;
-            print(&block)?;
+            let cat = catalog::Catalog::build(&env)?;
+            print(&load::render(&cat, &command).map_err(|e| Exit(2, e.to_string()))?)?;
         }
         Command::Validate { dirs } => {
             let dirs = if dirs.is_empty() {
@@ -315,24 +97,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 dirs
             };
-            let mut all: Vec<validate::Violation> = dirs
+            let mut all: Vec<_> = dirs
                 .iter()
                 .flat_map(|d| validate::validate_path(d))
                 .collect();
             all.sort();
             all.dedup();
-            let errors = all
-                .iter()
-                .filter(|v| v.severity == validate::Severity::Error)
-                .count();
-            let mut s = String::new();
-            for v in &all {
-                s.push_str(&format!("{v}\n"));
-            }
-            if errors == 0 && !cli.quiet {
-                s.push_str("ok: no errors\n");
-            }
-            print(&s)?;
+            let (text, errors) = render::violations(&all, cli.quiet);
+            print(&text)?;
             if errors > 0 {
                 eprintln!("error: {errors} violation(s) found");
                 return Ok(ExitCode::from(1));
@@ -359,67 +131,46 @@ fn usage_exit(e: skillpm::error::Error) -> anyhow::Error {
 }
 
 fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Result<ExitCode> {
-    let reporter = progress::CliReporter::new(quiet);
-    let done = |summary: ops::Summary| -> Result<ExitCode> {
-        if !quiet {
-            eprintln!("{}", summary.line());
-        }
-        Ok(ExitCode::SUCCESS)
-    };
-    match cmd {
+    let reporter = CliReporter::new(quiet);
+    let summary = match cmd {
         PackageCommand::Init => {
-            let path = ops::init(env)?;
-            if !quiet {
-                eprintln!("Created {}", path.display());
-            }
-            Ok(ExitCode::SUCCESS)
+            note(quiet, format!("Created {}", ops::init(env)?.display()));
+            None
         }
-        PackageCommand::Add { specs, path, flags } => done(
+        PackageCommand::Add { specs, path, flags } => Some(
             ops::add(env, &specs, path.as_deref(), &flags.options(), &reporter)
                 .map_err(usage_exit)?,
         ),
         PackageCommand::Remove { names, flags } => {
-            done(ops::remove(env, &names, &flags.options(), &reporter)?)
+            Some(ops::remove(env, &names, &flags.options(), &reporter)?)
         }
-        PackageCommand::Install { flags } => done(ops::install(env, &flags.options(), &reporter)?),
+        PackageCommand::Install { flags } => Some(ops::install(env, &flags.options(), &reporter)?),
         PackageCommand::Update { names, flags } => {
-            done(ops::update(env, &names, &flags.options(), &reporter)?)
+            Some(ops::update(env, &names, &flags.options(), &reporter)?)
         }
         PackageCommand::Outdated { json, global } => {
-            let rows = ops::outdated(env, &global_opts(global))?;
-            let header = format!(
-                "{:<32} {:<12} {:<12} {:<12}\n",
-                "name", "current", "wanted", "latest"
-            );
-            print_rows(json, &rows, Some(header), |r| {
-                format!(
-                    "{:<32} {:<12} {:<12} {:<12}\n",
-                    r.name, r.current, r.wanted, r.latest
-                )
-            })
+            print(&render::outdated(
+                json,
+                &ops::outdated(env, &global_opts(global))?,
+            )?)?;
+            None
         }
         PackageCommand::List { json, global } => {
             let rows = ops::list(env, &global_opts(global))?;
-            print_rows(json, &rows, None, |r| {
+            print(&render::rows(json, &rows, None, |r| {
                 format!("{} {}  {}  [{}]\n", r.name, r.version, r.source, r.state)
-            })
+            })?)?;
+            None
         }
         PackageCommand::Verify { global } => {
             let issues = ops::verify(env, &global_opts(global))?;
-            let mut s = String::new();
-            for i in &issues {
-                s.push_str(&format!("{} ({}): {}\n", i.skill, i.root, i.problem));
-            }
-            print(&s)?;
-            if issues.is_empty() {
-                if !quiet {
-                    eprintln!("ok: every installed skill matches skills.lock");
-                }
-                Ok(ExitCode::SUCCESS)
-            } else {
+            print(&render::verify(&issues))?;
+            if !issues.is_empty() {
                 eprintln!("error: {} problem(s) found", issues.len());
-                Ok(ExitCode::from(1))
+                return Ok(ExitCode::from(1));
             }
+            note(quiet, "ok: every installed skill matches skills.lock");
+            None
         }
         PackageCommand::Pack { dir, output } => {
             let dir = dir.unwrap_or_else(|| env.cwd.clone());
@@ -427,203 +178,89 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             let out = output.unwrap_or_else(|| env.cwd.join(format!("{name}-{version}.tar.gz")));
             let checksum = skillpm::archive::pack_to_file(&dir, &out)?;
             print(&format!("{} {checksum}\n", out.display()))?;
-            Ok(ExitCode::SUCCESS)
+            None
         }
         PackageCommand::Publish { dir, reg } => {
             let dir = dir.unwrap_or_else(|| env.cwd.clone());
-            let (url, token) = registry_and_token(env, reg, true)?;
-            let r = block_on(skillpm::registry::publish_dir(
-                &dir,
-                &url,
-                &token.unwrap_or_default(),
-            ))??;
-            if !quiet {
-                eprintln!("Published {}@{} ({}) to {url}", r.name, r.vers, r.cksum);
-            }
-            Ok(ExitCode::SUCCESS)
+            let (url, r) = ops::publish(env, &reg.into(), &dir)?;
+            note(
+                quiet,
+                format!("Published {}@{} ({}) to {url}", r.name, r.vers, r.cksum),
+            );
+            None
         }
         PackageCommand::Yank { target, undo, reg } => {
             let (name, version) = target
                 .split_once('@')
                 .ok_or_else(|| Exit(2, format!("expected NAME@VERSION, got `{target}`")))?;
-            let client = client(env, reg, true)?;
-            block_on(client.yank(name, version, undo))??;
-            if !quiet {
-                eprintln!(
-                    "{} {name}@{version}",
-                    if undo { "Unyanked" } else { "Yanked" }
-                );
-            }
-            Ok(ExitCode::SUCCESS)
+            ops::yank(env, &reg.into(), name, version, undo)?;
+            let verb = if undo { "Unyanked" } else { "Yanked" };
+            note(quiet, format!("{verb} {name}@{version}"));
+            None
         }
         PackageCommand::Owner { action } => {
             match action {
                 OwnerAction::List { name, reg } => {
-                    let owners = block_on(client(env, reg, false)?.owners(&name))??;
+                    let owners = ops::owners(env, &reg.into(), &name)?;
                     print(&owners.iter().map(|o| format!("{o}\n")).collect::<String>())?;
                 }
                 OwnerAction::Add { name, user, reg } => {
-                    block_on(client(env, reg, true)?.add_owners(&name, &[user]))??;
+                    ops::add_owners(env, &reg.into(), &name, &[user])?
                 }
                 OwnerAction::Remove { name, user, reg } => {
-                    block_on(client(env, reg, true)?.remove_owners(&name, &[user]))??;
+                    ops::remove_owners(env, &reg.into(), &name, &[user])?
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            None
         }
         PackageCommand::Search { query, limit, reg } => {
-            let r = block_on(client(env, reg, false)?.search(&query, limit))??;
-            let mut s = String::new();
-            for h in &r.skills {
-                s.push_str(&format!(
-                    "{} {}  {}\n",
-                    h.name,
-                    h.max_version,
-                    catalog::one_line(&h.description, 80)
-                ));
-            }
-            if !quiet {
-                s.push_str(&format!("({} of {} shown)\n", r.skills.len(), r.meta.total));
-            }
-            print(&s)?;
-            Ok(ExitCode::SUCCESS)
+            let r = ops::search(env, reg.into(), &query, limit)?;
+            print(&render::search(&r, quiet))?;
+            None
         }
         PackageCommand::Info { name, json, reg } => {
-            let c = client(env, reg, false)?;
-            let index = match block_on(c.index(&name, None))?? {
-                skillpm::registry::IndexResponse::Fresh { index, .. } => index,
-                skillpm::registry::IndexResponse::NotModified => {
-                    anyhow::bail!("registry answered 304 to an unconditional request")
-                }
-            };
-            if json {
-                print(&format!("{}\n", serde_json::to_string_pretty(&index)?))?;
-            } else {
-                let mut s = format!("{}\n", index.name);
-                if let Some(latest) = index.versions.iter().rfind(|v| !v.yanked) {
-                    s.push_str(&format!(
-                        "{}\n",
-                        catalog::one_line(&latest.description, 200)
-                    ));
-                    if !latest.requires.is_empty() {
-                        s.push_str(&format!(
-                            "requires: {}\n",
-                            serde_json::Value::Object(latest.requires.clone())
-                        ));
-                    }
-                }
-                s.push_str("versions:\n");
-                for v in &index.versions {
-                    let y = if v.yanked { "  (yanked)" } else { "" };
-                    s.push_str(&format!("  {}  {}{y}\n", v.vers, v.cksum));
-                }
-                print(&s)?;
-            }
-            Ok(ExitCode::SUCCESS)
+            print(&render::info(&ops::info(env, reg.into(), &name)?, json)?)?;
+            None
         }
         PackageCommand::Login { reg } => {
-            let url = registry_url(env, reg.registry)?;
-            let token = match reg.token {
+            let token = match reg.token.clone() {
                 Some(t) => t,
-                None => {
-                    let mut line = String::new();
-                    std::io::stdin()
-                        .read_line(&mut line)
-                        .context("cannot read the token from stdin")?;
-                    line.trim().to_string()
-                }
+                None => read_token()?,
             };
             if token.is_empty() {
                 return Err(Exit(2, "empty token".into()).into());
             }
-            let dir = env
-                .config_dir
-                .as_ref()
-                .ok_or_else(|| anyhow::anyhow!("no config directory: set HOME"))?;
-            let path = skillpm::credentials::save(dir, &url, &token)?;
-            if !quiet {
-                eprintln!("Saved the token for {url} in {}", path.display());
-            }
-            Ok(ExitCode::SUCCESS)
+            let (url, path) = ops::login(env, &reg.into(), &token)?;
+            note(
+                quiet,
+                format!("Saved the token for {url} in {}", path.display()),
+            );
+            None
         }
         PackageCommand::Cache { action } => {
-            let dir = skillpm::cache::Cache::default_dir()
-                .ok_or_else(|| anyhow::anyhow!("no cache directory: set XDG_CACHE_HOME or HOME"))?;
+            let cache = skillpm::Cache::default_dir()
+                .map(skillpm::Cache::new)
+                .ok_or(skillpm::error::Error::NoCacheDir)?;
             match action {
-                CacheAction::Dir => print(&format!("{}\n", dir.display()))?,
+                CacheAction::Dir => print(&format!("{}\n", cache.root().display()))?,
                 CacheAction::Clean => {
-                    let cache = skillpm::cache::Cache::new(dir);
                     let _guard = cache.lock()?;
                     cache.clean()?;
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            None
         }
-    }
-}
-
-/// Prints rows as pretty JSON, or one formatted line each.
-fn print_rows<T: serde::Serialize>(
-    json: bool,
-    rows: &[T],
-    header: Option<String>,
-    line: impl Fn(&T) -> String,
-) -> Result<ExitCode> {
-    let text = if json {
-        format!("{}\n", serde_json::to_string_pretty(rows)?)
-    } else {
-        header.into_iter().chain(rows.iter().map(line)).collect()
     };
-    print(&text)?;
+    if let Some(s) = summary {
+        note(quiet, s.line());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs a future on a fresh single-threaded runtime.
-fn block_on<F: std::future::Future>(f: F) -> Result<F::Output> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    Ok(rt.block_on(f))
-}
-
-/// `--registry`, else `SKILLPM_REGISTRY`, else `[registries] default`.
-fn registry_url(env: &Environment, explicit: Option<String>) -> Result<String> {
-    if let Some(u) = explicit.filter(|u| !u.is_empty()) {
-        return Ok(u.trim_end_matches('/').to_string());
-    }
-    let project = skillpm::project::Project::locate(env, false)?;
-    let manifest = if project.manifest_path.is_file() {
-        project.read_manifest()?
-    } else {
-        skillpm::manifest::Manifest::default()
-    };
-    Ok(project.registry_url(&manifest, None)?)
-}
-
-fn registry_and_token(
-    env: &Environment,
-    reg: RegistryArgs,
-    need_token: bool,
-) -> Result<(String, Option<String>)> {
-    let url = registry_url(env, reg.registry)?;
-    let token = match skillpm::credentials::resolve(reg.token, env.config_dir.as_deref(), &url) {
-        Ok(t) => Some(t),
-        Err(e) if need_token => return Err(e.into()),
-        Err(_) => None,
-    };
-    Ok((url, token))
-}
-
-fn client(
-    env: &Environment,
-    reg: RegistryArgs,
-    need_token: bool,
-) -> Result<skillpm::registry::RegistryClient> {
-    let (url, token) = registry_and_token(env, reg, need_token)?;
-    Ok(skillpm::registry::RegistryClient::new(&url, token)?)
-}
-
-fn build_catalog(env: &Environment) -> Result<catalog::Catalog> {
-    Ok(catalog::Catalog::build(env)?)
+fn read_token() -> Result<String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("cannot read the token from stdin")?;
+    Ok(line.trim().to_string())
 }

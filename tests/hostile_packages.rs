@@ -17,7 +17,7 @@ mod mock;
 
 use common::Fixture;
 use mock::{good_package, run_refused, skill_md, MockServer, RawTar};
-use skillpm::registry::client::{RegistryClient, RegistryError};
+use skillpm::source::registry::client::{RegistryClient, RegistryError};
 use std::path::Path;
 use tar::EntryType;
 

@@ -40,8 +40,9 @@ fn publish_all(f: &Fixture, reg: &Registry) {
             skillpm::archive::pack_dir(&dir).expect("pack")
         })
         .collect();
-    let client = skillpm::registry::client::RegistryClient::new(&reg.url, Some(reg.token.clone()))
-        .expect("client");
+    let client =
+        skillpm::source::registry::client::RegistryClient::new(&reg.url, Some(reg.token.clone()))
+            .expect("client");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    match skillpm::engine::skill::parse(data) {
+    match skillpm::skill::parse(data) {
         Ok(doc) => {
             let _ = (doc.name(), doc.description(), doc.version());
         }

@@ -2,7 +2,7 @@
 //! that parses to the same lock (the writer is deterministic).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use skillpm::lockfile::Lockfile;
+use skillpm::project::lockfile::Lockfile;
 use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,8 +8,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let path = Path::new("skills.toml");
-    let _ = skillpm::manifest::Manifest::parse(s, path);
-    if let Ok(mut ed) = skillpm::manifest::ManifestEditor::parse(s, path) {
+    let _ = skillpm::project::manifest::Manifest::parse(s, path);
+    if let Ok(mut ed) = skillpm::project::manifest::ManifestEditor::parse(s, path) {
         if let Ok(name) = skillpm::name::SkillName::new("fuzz") {
             ed.remove_dependency(&name);
         }

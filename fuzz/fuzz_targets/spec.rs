@@ -7,13 +7,13 @@ fuzz_target!(|data: &[u8]| {
     let Ok(s) = std::str::from_utf8(data) else {
         return;
     };
-    if skillpm::spec::Spec::parse(s).is_ok() {
+    if skillpm::project::spec::Spec::parse(s).is_ok() {
         assert!(!s.starts_with('-'), "accepted a leading dash: {s:?}");
         assert!(
-            s.chars().all(skillpm::spec::is_allowed),
+            s.chars().all(skillpm::project::spec::is_allowed),
             "accepted a character outside the allowlist: {s:?}"
         );
     }
-    let _ = skillpm::spec::GitUrl::parse(s);
-    let _ = skillpm::spec::check_subpath(s);
+    let _ = skillpm::project::spec::GitUrl::parse(s);
+    let _ = skillpm::project::spec::check_subpath(s);
 });

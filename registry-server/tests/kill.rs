@@ -23,7 +23,7 @@ mod seeded;
 use common::{pack_with_files, skill_md, Server};
 use seeded::{noise, Lcg};
 use skillpm::checksum::Checksum;
-use skillpm::registry::client::{IndexResponse, RegistryClient};
+use skillpm::source::registry::client::{IndexResponse, RegistryClient};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@
 mod common;
 use common::{pack, pack_raw, Server, BIN};
 use skillpm::checksum::Checksum;
-use skillpm::registry::client::{IndexResponse, RegistryClient, RegistryError};
+use skillpm::source::registry::client::{IndexResponse, RegistryClient, RegistryError};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,10 +35,7 @@ async fn get_status(url: &str) -> (u16, serde_json::Value) {
     (status, resp.json().await.unwrap_or(serde_json::Value::Null))
 }
 
-async fn fresh_index(
-    c: &RegistryClient,
-    name: &str,
-) -> (skillpm::registry::protocol::IndexFile, String) {
+async fn fresh_index(c: &RegistryClient, name: &str) -> (skillpm::protocol::IndexFile, String) {
     match c.index(name, None).await.expect("index") {
         IndexResponse::Fresh { index, etag, .. } => (index, etag.expect("etag")),
         IndexResponse::NotModified => panic!("304 without If-None-Match"),

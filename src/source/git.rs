@@ -13,13 +13,23 @@
 //! checksum is the sha256 of that pack, which makes a git skill verifiable
 //! exactly like a registry one.
 
-use super::{identify, Packed, SourceError};
+use super::{identify, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
-use crate::spec::{GitRef, GitUrl};
+use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
+use crate::project::manifest::Dependency;
+use crate::project::spec::{GitRef, GitUrl};
 use skillpm_core::archive::{self, Limits};
 use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{OnceCell, Semaphore};
+
+/// How many git processes run at once: enough to overlap network waits,
+/// few enough not to thrash a small machine.
+pub const GIT_CONCURRENCY: usize = 8;
 
 fn git_cmd(url: Option<&GitUrl>) -> Command {
     let allow = match url {
@@ -43,10 +53,8 @@ fn git_cmd(url: Option<&GitUrl>) -> Command {
     c
 }
 
-fn run(mut c: Command, what: &str, url: &GitUrl) -> Result<Output, SourceError> {
-    let out = c
-        .output()
-        .map_err(|e| SourceError::Git(format!("cannot run git ({e}); is git installed?")))?;
+fn run(mut c: Command, what: &'static str, url: &GitUrl) -> Result<Output, SourceError> {
+    let out = c.output().map_err(SourceError::GitMissing)?;
     if out.status.success() {
         return Ok(out);
     }
@@ -58,18 +66,18 @@ fn run(mut c: Command, what: &str, url: &GitUrl) -> Result<Output, SourceError> 
         .map(str::trim)
         .rfind(|l| !l.is_empty())
         .unwrap_or("git failed");
-    Err(SourceError::Git(format!(
-        "git {what} {} failed: {line}",
-        url.redacted()
-    )))
+    Err(SourceError::Git {
+        what,
+        url: url.redacted(),
+        detail: line.to_string(),
+    })
 }
 
 /// Makes sure the bare clone of `url` exists and is up to date.
-pub fn fetch(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
+fn fetch_repo(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
     let repo = cache.git_dir(url.redacted().as_str());
     if !repo.join("HEAD").is_file() {
-        std::fs::create_dir_all(&repo)
-            .map_err(|e| SourceError::Io(format!("{}: {e}", repo.display())))?;
+        std::fs::create_dir_all(&repo).map_err(crate::fs::fs_err("create", &repo))?;
         let mut c = git_cmd(Some(url));
         c.args(["init", "--bare", "--quiet", "--"]).arg(&repo);
         run(c, "init for", url)?;
@@ -89,7 +97,7 @@ pub fn fetch(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
 }
 
 /// Resolves `r` to a full commit id in the bare clone.
-pub fn resolve_ref(repo: &Path, url: &GitUrl, r: Option<&GitRef>) -> Result<String, SourceError> {
+fn resolve_ref(repo: &Path, url: &GitUrl, r: Option<&GitRef>) -> Result<String, SourceError> {
     let candidates: Vec<String> = match r {
         None => vec!["refs/skillpm/HEAD".into()],
         Some(GitRef::Tag(t)) => vec![format!("refs/tags/{t}")],
@@ -109,10 +117,10 @@ pub fn resolve_ref(repo: &Path, url: &GitUrl, r: Option<&GitRef>) -> Result<Stri
     let shown = r
         .map(|r| r.as_str().to_string())
         .unwrap_or_else(|| "HEAD".into());
-    Err(SourceError::Git(format!(
-        "`{shown}` is not a tag, branch or commit of {}",
-        url.redacted()
-    )))
+    Err(SourceError::UnknownRef {
+        reference: shown,
+        url: url.redacted(),
+    })
 }
 
 fn rev_parse(repo: &Path, url: &GitUrl, rev: &str) -> Result<Option<String>, SourceError> {
@@ -121,27 +129,27 @@ fn rev_parse(repo: &Path, url: &GitUrl, rev: &str) -> Result<Option<String>, Sou
         .arg(repo)
         .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
         .arg(format!("{rev}^{{commit}}"));
-    let out = c
-        .output()
-        .map_err(|e| SourceError::Git(format!("cannot run git ({e}); is git installed?")))?;
+    let out = c.output().map_err(SourceError::GitMissing)?;
     let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
     Ok((out.status.success() && is_full_commit(&id)).then_some(id))
 }
 
-pub fn is_full_commit(s: &str) -> bool {
-    s.len() == 40
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
 /// Whether the bare clone already holds `commit` (so `--frozen` can work).
-pub fn has_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
+fn has_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
     let repo = cache.git_dir(url.redacted().as_str());
     repo.join("HEAD").is_file() && rev_parse(&repo, url, commit).ok().flatten().is_some()
 }
 
+/// A skill packed from a commit: what it says it is, and its tarball.
+struct Packed {
+    name: SkillName,
+    version: semver::Version,
+    checksum: Checksum,
+    bytes: Vec<u8>,
+}
+
 /// Exports `subpath` of `commit` and packs it.
-pub fn pack_commit(
+fn pack_commit(
     cache: &Cache,
     url: &GitUrl,
     commit: &str,
@@ -160,8 +168,7 @@ pub fn pack_commit(
         .arg(&treeish);
     let out = run(c, "archive of", url)?;
     let tmp_parent = cache.root().join("tmp");
-    std::fs::create_dir_all(&tmp_parent)
-        .map_err(|e| SourceError::Io(format!("{}: {e}", tmp_parent.display())))?;
+    std::fs::create_dir_all(&tmp_parent).map_err(crate::fs::fs_err("create", &tmp_parent))?;
     let tree = archive::unpack_to_new_dir(&out.stdout, None, &tmp_parent, limits)?;
     let shown = format!(
         "{}@{}:{}",
@@ -177,4 +184,146 @@ pub fn pack_commit(
         checksum: Checksum::of_bytes(&bytes),
         bytes,
     })
+}
+
+/// Git dependencies, fetched through one bare clone per URL in the cache.
+/// git runs on the blocking pool, at most [`GIT_CONCURRENCY`] at once, and
+/// each URL is fetched at most once per run, so `add` of many skills from
+/// one repository (or `add` followed by its install) costs one fetch.
+pub struct GitSource {
+    cache: Cache,
+    offline: bool,
+    limits: Limits,
+    permits: Arc<Semaphore>,
+    fetched: Mutex<HashMap<String, Arc<OnceCell<PathBuf>>>>,
+    resolved: Mutex<HashMap<String, Arc<OnceCell<Resolution>>>>,
+}
+
+impl GitSource {
+    pub fn new(cache: Cache, offline: bool) -> Self {
+        GitSource {
+            cache,
+            offline,
+            limits: Limits::default(),
+            permits: Arc::new(Semaphore::new(GIT_CONCURRENCY)),
+            fetched: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Runs blocking git work off the async runtime, under the concurrency
+    /// bound.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Cache) -> Result<T, SourceError> + Send + 'static,
+    ) -> Result<T, SourceError> {
+        // The semaphore is never closed, so this always yields a permit.
+        let _permit = self.permits.acquire().await.ok();
+        let cache = self.cache.clone();
+        tokio::task::spawn_blocking(move || f(&cache)).await?
+    }
+
+    /// The bare clone of `url`, fetched once per run.
+    async fn repo(&self, url: &GitUrl) -> Result<PathBuf, SourceError> {
+        let cell = memo(&self.fetched, url.redacted());
+        cell.get_or_try_init(|| {
+            let url = url.clone();
+            self.blocking(move |cache| fetch_repo(cache, &url))
+        })
+        .await
+        .cloned()
+    }
+
+    async fn pack(
+        &self,
+        url: &GitUrl,
+        commit: &str,
+        subpath: Option<&str>,
+    ) -> Result<Packed, SourceError> {
+        let (url, commit, sub, limits) = (
+            url.clone(),
+            commit.to_string(),
+            subpath.map(str::to_string),
+            self.limits.clone(),
+        );
+        self.blocking(move |cache| pack_commit(cache, &url, &commit, sub.as_deref(), &limits))
+            .await
+    }
+}
+
+/// The once-cell for `key`, created on first use.
+fn memo<T>(map: &Mutex<HashMap<String, Arc<OnceCell<T>>>>, key: String) -> Arc<OnceCell<T>> {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    map.entry(key).or_default().clone()
+}
+
+impl Source for GitSource {
+    async fn resolve(&self, req: Request<'_>) -> Result<Resolution, SourceError> {
+        let Dependency::Git {
+            url,
+            reference,
+            path: sub,
+        } = req.dep
+        else {
+            unreachable!("GitSource is only handed git dependencies")
+        };
+        if self.offline {
+            return Err(SourceError::Offline(format!(
+                "resolving {} from {}",
+                req.name.map(|n| n.to_string()).unwrap_or_default(),
+                url.redacted()
+            )));
+        }
+        let key = format!(
+            "{}#{}:{}",
+            url.redacted(),
+            reference.as_ref().map(|r| r.as_str()).unwrap_or(""),
+            sub.as_deref().unwrap_or(".")
+        );
+        let cell = memo(&self.resolved, key);
+        cell.get_or_try_init(|| async {
+            let repo = self.repo(url).await?;
+            let (u, r) = (url.clone(), reference.clone());
+            let commit = self
+                .blocking(move |_| resolve_ref(&repo, &u, r.as_ref()))
+                .await?;
+            let p = self.pack(url, &commit, sub.as_deref()).await?;
+            Ok(Resolution {
+                locked: LockedSkill {
+                    name: p.name,
+                    version: p.version,
+                    source: LockedSource::Git {
+                        url: url.clone(),
+                        commit,
+                    },
+                    checksum: p.checksum,
+                    path: sub.clone(),
+                },
+                packed: Some(p.bytes),
+            })
+        })
+        .await
+        .cloned()
+    }
+
+    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
+        let LockedSource::Git { url, commit } = &locked.source else {
+            unreachable!("GitSource is only handed git packages")
+        };
+        let (u, c) = (url.clone(), commit.clone());
+        let present = self
+            .blocking(move |cache| Ok(has_commit(cache, &u, &c)))
+            .await?;
+        if !present {
+            if self.offline {
+                return Err(SourceError::Offline(format!(
+                    "fetching {} from {}",
+                    locked.name,
+                    url.redacted()
+                )));
+            }
+            self.repo(url).await?;
+        }
+        Ok(self.pack(url, commit, locked.path.as_deref()).await?.bytes)
+    }
 }

@@ -1,43 +1,174 @@
-//! Sources turn a dependency into a verified, cacheable tarball.
+//! Sources turn a dependency into a verified tarball.
 //!
 //! Whatever the origin (registry, git, local path), the result is the same:
-//! the deterministic `.tar.gz` of the skill tree and its sha256, stored in
-//! the content-addressed cache. Installing never needs to know the origin.
+//! the deterministic `.tar.gz` of the skill tree and its sha256. Each kind
+//! implements [`Source`]; [`Sources`] holds one of each for a run and is the
+//! only place that dispatches on the kind. Checksums and package identity
+//! are checked in [`verify`] and nowhere else: a [`Verified`] tarball can
+//! only be made there, and the cache and installer accept nothing else.
 
 pub mod git;
 pub mod path;
 pub mod registry;
+mod verify;
 
+pub use verify::{check_identity, identify, verify, Verified};
+
+use crate::cache::Cache;
+use crate::project::lockfile::{LockedSkill, LockedSource};
+use crate::project::manifest::Dependency;
+use crate::report::Reporter;
+use skillpm_core::archive::{PackError, UnpackError};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
-use skillpm_core::skill;
-use std::path::Path;
+use std::path::PathBuf;
 
-/// A skill tree packed for the cache.
+/// What to resolve: a manifest dependency, with what the caller already
+/// knows about it.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The manifest key; `None` when the package names itself (`add` of a
+    /// git URL or a path).
+    pub name: Option<&'a SkillName>,
+    pub dep: &'a Dependency,
+    /// The registry base URL, for registry dependencies.
+    pub registry_url: Option<&'a str>,
+}
+
+/// A dependency pinned to one exact package. Git and path sources pack the
+/// tree while resolving; the tarball is kept so installing needs no second
+/// export.
 #[derive(Debug, Clone)]
-pub struct Packed {
-    pub name: SkillName,
-    pub version: semver::Version,
-    pub checksum: Checksum,
-    pub bytes: Vec<u8>,
+pub struct Resolution {
+    pub locked: LockedSkill,
+    pub packed: Option<Vec<u8>>,
+}
+
+/// One kind of origin. Dispatch is static (through [`Sources`]), so the
+/// futures need not be `Send` or boxed.
+#[allow(async_fn_in_trait)]
+pub trait Source {
+    /// Pins a dependency to one exact package (version, commit, checksum).
+    async fn resolve(&self, req: Request<'_>) -> Result<Resolution, SourceError>;
+    /// The tarball of a locked package, not yet verified (see [`verify`]).
+    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError>;
+}
+
+/// One source of each kind, sharing the cache and what they learned during
+/// this run (each git URL is fetched and each dependency resolved at most
+/// once per run).
+pub struct Sources {
+    pub registry: registry::RegistrySource,
+    pub git: git::GitSource,
+    pub path: path::PathSource,
+}
+
+impl Sources {
+    pub fn new(cache: Cache, project_dir: PathBuf, offline: bool) -> Self {
+        Sources {
+            registry: registry::RegistrySource::new(cache.clone(), offline),
+            git: git::GitSource::new(cache, offline),
+            path: path::PathSource::new(project_dir),
+        }
+    }
+
+    /// Resolves `req` with the source of its kind and checks that the
+    /// package is the one the manifest names.
+    pub async fn resolve(
+        &self,
+        req: Request<'_>,
+        reporter: &dyn Reporter,
+    ) -> Result<Resolution, SourceError> {
+        if let Some(name) = req.name {
+            reporter.report(crate::report::Event::Resolving {
+                name: name.to_string(),
+            });
+        }
+        let r = match req.dep {
+            Dependency::Registry { .. } => self.registry.resolve(req).await?,
+            Dependency::Git { .. } => self.git.resolve(req).await?,
+            Dependency::Path { .. } => self.path.resolve(req).await?,
+        };
+        match req.name {
+            Some(key) if *key != r.locked.name => Err(SourceError::NameMismatch {
+                key: key.to_string(),
+                found: r.locked.name.to_string(),
+                origin: r.locked.origin(),
+            }),
+            _ => Ok(r),
+        }
+    }
+
+    /// Fetches a locked package from its origin and verifies it against the
+    /// lock's checksum.
+    pub async fn fetch(&self, locked: &LockedSkill) -> Result<Verified, SourceError> {
+        let bytes = match &locked.source {
+            LockedSource::Registry { .. } => self.registry.fetch(locked).await?,
+            LockedSource::Git { .. } => self.git.fetch(locked).await?,
+            LockedSource::Path { .. } => self.path.fetch(locked).await?,
+        };
+        verify(locked, bytes)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    #[error("{0}")]
-    Git(String),
+    #[error("cannot run git ({0}); is git installed?")]
+    GitMissing(#[source] std::io::Error),
+    #[error("git {what} {url} failed: {detail}")]
+    Git {
+        what: &'static str,
+        url: String,
+        detail: String,
+    },
+    #[error("`{reference}` is not a tag, branch or commit of {url}")]
+    UnknownRef { reference: String, url: String },
     #[error("{dir}: {message}")]
     BadSkill { dir: String, message: String },
+    #[error("{origin} holds a skill named `{found}`, but skills.toml calls it `{key}`")]
+    NameMismatch {
+        key: String,
+        found: String,
+        origin: String,
+    },
+    #[error("{0}")]
+    Identity(String),
     #[error(transparent)]
-    Pack(#[from] skillpm_core::archive::PackError),
+    Pack(#[from] PackError),
     #[error(transparent)]
-    Unpack(#[from] skillpm_core::archive::UnpackError),
+    Unpack(#[from] UnpackError),
+    #[error("refusing to install {package}: {source}")]
+    Refused {
+        package: String,
+        #[source]
+        source: UnpackError,
+    },
     #[error(transparent)]
     Cache(#[from] crate::cache::CacheError),
-    #[error("{0}")]
-    Io(String),
-    #[error("{0}")]
-    Registry(String),
+    #[error(transparent)]
+    Fs(#[from] crate::fs::FsError),
+    #[error(transparent)]
+    RegistryUrl(registry::client::RegistryError),
+    #[error("{context}: {source}")]
+    Registry {
+        context: String,
+        #[source]
+        source: registry::client::RegistryError,
+    },
+    #[error("cached index of {name} is corrupt: {source}")]
+    CorruptIndex {
+        name: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("no version of {name} matches {req} (available: {available})")]
+    NoMatch {
+        name: String,
+        req: String,
+        available: String,
+    },
+    #[error("{name}: the local directory {path} no longer matches the lock; run `skillpm install` to update it")]
+    PathChanged { name: String, path: String },
     #[error("{0} needs network access, but --frozen forbids it")]
     Offline(String),
     #[error("checksum mismatch for {package}: the lock says {expected}, the download is {actual}; refusing to install")]
@@ -46,35 +177,6 @@ pub enum SourceError {
         expected: Checksum,
         actual: Checksum,
     },
-}
-
-/// Reads name and version from the `SKILL.md` of a tree that came from git
-/// or a local path, where nothing else says what the package is.
-pub fn identify(dir: &Path, shown: &str) -> Result<(SkillName, semver::Version), SourceError> {
-    let bad = |message: String| SourceError::BadSkill {
-        dir: shown.to_string(),
-        message,
-    };
-    let file = skillpm_core::skill::SKILL_FILES
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|p| p.is_file())
-        .ok_or_else(|| bad("no SKILL.md at the top of the skill directory".to_string()))?;
-    let doc = skill::read(&file).map_err(|e| bad(format!("SKILL.md: {}", e.detail())))?;
-    let raw_name = doc
-        .name()
-        .map(str::to_string)
-        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default();
-    let name = SkillName::new(&raw_name).map_err(|e| {
-        bad(format!(
-            "skill name `{raw_name}` is not a valid package name: {e}"
-        ))
-    })?;
-    let version = match doc.version() {
-        Some(v) => semver::Version::parse(&v)
-            .map_err(|e| bad(format!("`version` {v:?} is not semver: {e}")))?,
-        None => semver::Version::new(0, 0, 0),
-    };
-    Ok((name, version))
+    #[error("a background task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }

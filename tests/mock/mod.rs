@@ -505,8 +505,8 @@ pub fn state(
     snapshot(f.root(), &|rel: &Path| {
         let s = rel.to_string_lossy();
         [
-            "cache/skillpm/tarballs",
-            "cache/skillpm/index",
+            "cache/skillpm/tarballs-v1",
+            "cache/skillpm/index-v1",
             "cache/skillpm/tmp",
             "cache/skillpm/.lock",
         ]

@@ -3,7 +3,7 @@
 //! packing skills with the client's own packer.
 #![allow(dead_code)]
 
-use skillpm::registry::client::RegistryClient;
+use skillpm::source::registry::client::RegistryClient;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

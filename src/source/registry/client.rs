@@ -6,13 +6,13 @@
 //! reaches a terminal. The token is marked sensitive and never appears in
 //! `Debug` output or error messages.
 
-use super::protocol::{
+use crate::project::spec::mask_userinfo;
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use reqwest::{Method, StatusCode};
+use skillpm_core::protocol::{
     ErrorBody, IndexFile, OkResponse, OwnerList, OwnersChange, PublishResponse, RegistryConfig,
     SearchResults,
 };
-use crate::spec::mask_userinfo;
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
-use reqwest::{Method, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;
 use url::Url;

@@ -4,9 +4,13 @@
 //! manifest and lock in the skillpm config directory and installs into
 //! `~/.agents/skills`.
 
+pub mod lockfile;
+pub mod manifest;
+pub mod spec;
+
 use crate::engine::config::{Environment, MANIFEST_FILE};
-use crate::lockfile::{Lockfile, LockfileError};
-use crate::manifest::{Manifest, ManifestError};
+use crate::project::lockfile::{Lockfile, LockfileError};
+use crate::project::manifest::{Manifest, ManifestError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 

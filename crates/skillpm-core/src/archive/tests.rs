@@ -1,0 +1,632 @@
+use super::*;
+use std::collections::BTreeMap;
+
+// ----- helpers ---------------------------------------------------------
+
+fn gz(tar: Vec<u8>) -> Vec<u8> {
+    let mut enc = GzBuilder::new().write(Vec::new(), Compression::fast());
+    enc.write_all(&tar).unwrap();
+    enc.finish().unwrap()
+}
+
+/// Appends an entry whose name bytes are written raw into the header,
+/// bypassing the tar crate's own path checks.
+fn raw_entry(b: &mut Builder<Vec<u8>>, name: &[u8], ty: EntryType, data: &[u8]) {
+    raw_entry_link(b, name, ty, data, b"");
+}
+
+fn raw_entry_link(b: &mut Builder<Vec<u8>>, name: &[u8], ty: EntryType, data: &[u8], link: &[u8]) {
+    let mut h = Header::new_gnu();
+    {
+        let old = h.as_old_mut();
+        old.name[..name.len()].copy_from_slice(name);
+        old.linkname[..link.len()].copy_from_slice(link);
+    }
+    h.set_entry_type(ty);
+    h.set_size(data.len() as u64);
+    h.set_mode(0o644);
+    h.set_mtime(0);
+    h.set_cksum();
+    b.append(&h, data).unwrap();
+}
+
+fn archive(entries: &[(&[u8], EntryType, &[u8])]) -> Vec<u8> {
+    let mut b = Builder::new(Vec::new());
+    for (name, ty, data) in entries {
+        raw_entry(&mut b, name, *ty, data);
+    }
+    gz(b.into_inner().unwrap())
+}
+
+fn file(name: &str) -> (&[u8], EntryType, &'static [u8]) {
+    (name.as_bytes(), EntryType::Regular, b"hello\n")
+}
+
+/// Unpacks into `<root>/dest` and checks nothing appeared beside it.
+fn run(bytes: &[u8], limits: &Limits) -> (Result<UnpackStats, UnpackError>, tempfile::TempDir) {
+    let root = tempfile::tempdir().unwrap();
+    let dest = root.path().join("dest");
+    let r = unpack(bytes, None, &dest, limits);
+    assert_only_dest(root.path());
+    (r, root)
+}
+
+fn assert_only_dest(root: &Path) {
+    let names: Vec<_> = fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(
+        names.is_empty() || names == ["dest"],
+        "unexpected files beside dest: {names:?}"
+    );
+}
+
+fn run_err(bytes: &[u8], limits: &Limits) -> UnpackError {
+    match run(bytes, limits).0 {
+        Ok(stats) => panic!("expected an error, unpacked {stats:?}"),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.contains('\n'), "multi-line message: {msg}");
+            e
+        }
+    }
+}
+
+/// Snapshot of a tree: path → (is_dir, contents, mode bits).
+fn snapshot(dir: &Path) -> BTreeMap<String, (bool, Vec<u8>, u32)> {
+    fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, (bool, Vec<u8>, u32)>) {
+        for e in fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            if name == ".git" {
+                continue;
+            }
+            let rel = format!("{prefix}{name}");
+            let meta = fs::symlink_metadata(e.path()).unwrap();
+            #[cfg(unix)]
+            let mode = {
+                use std::os::unix::fs::PermissionsExt;
+                meta.permissions().mode() & 0o777
+            };
+            #[cfg(not(unix))]
+            let mode = 0;
+            if meta.is_dir() {
+                out.insert(rel.clone(), (true, Vec::new(), 0));
+                walk(&e.path(), &format!("{rel}/"), out);
+            } else {
+                out.insert(rel, (false, fs::read(e.path()).unwrap(), mode));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, "", &mut out);
+    out
+}
+
+fn sample_tree() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    fs::write(p.join("SKILL.md"), "---\nname: demo\n---\nbody\n").unwrap();
+    fs::create_dir_all(p.join("scripts")).unwrap();
+    fs::write(p.join("scripts/run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    fs::create_dir_all(p.join("docs/nested/deep")).unwrap();
+    fs::write(p.join("docs/nested/deep/a.txt"), "deep\n").unwrap();
+    fs::write(p.join("docs/b-c.txt"), "dash\n").unwrap();
+    fs::create_dir_all(p.join("empty")).unwrap();
+    fs::create_dir_all(p.join(".git/objects")).unwrap();
+    fs::write(p.join(".git/config"), "[core]\n").unwrap();
+    let long = "x".repeat(150);
+    fs::write(p.join(format!("docs/{long}.md")), "long name\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(p.join("scripts/run.sh"), fs::Permissions::from_mode(0o700)).unwrap();
+        fs::set_permissions(p.join("SKILL.md"), fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    t
+}
+
+// ----- packing ---------------------------------------------------------
+
+#[test]
+fn pack_is_deterministic_and_round_trips() {
+    let tree = sample_tree();
+    let a = pack_dir(tree.path()).unwrap();
+    // Touch mtimes: output must not change.
+    let f = fs::File::options()
+        .write(true)
+        .open(tree.path().join("SKILL.md"))
+        .unwrap();
+    f.set_modified(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(12345))
+        .unwrap();
+    drop(f);
+    let b = pack_dir(tree.path()).unwrap();
+    assert_eq!(a, b, "same tree must give byte-identical archives");
+    assert_eq!(tree_checksum(tree.path()).unwrap(), Checksum::of_bytes(&a));
+
+    // Archive layout: sorted, relative, dirs with `/`, fixed metadata.
+    let mut ar = tar::Archive::new(GzDecoder::new(a.as_slice()));
+    let mut names = Vec::new();
+    for e in ar.entries().unwrap() {
+        let e = e.unwrap();
+        let h = e.header();
+        assert_eq!(h.mtime().unwrap(), 0);
+        assert_eq!(h.uid().unwrap(), 0);
+        assert_eq!(h.gid().unwrap(), 0);
+        assert_eq!(h.username_bytes().unwrap_or(b""), b"");
+        assert_eq!(h.groupname_bytes().unwrap_or(b""), b"");
+        let name = String::from_utf8(e.path_bytes().into_owned()).unwrap();
+        let mode = h.mode().unwrap();
+        if name.ends_with('/') || name == "scripts/run.sh" {
+            assert_eq!(mode, 0o755, "{name}");
+        } else {
+            assert_eq!(mode, 0o644, "{name}");
+        }
+        names.push(name);
+    }
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    assert!(names
+        .iter()
+        .all(|n| !n.starts_with("./") && !n.starts_with(".git")));
+    assert!(names.contains(&"empty/".to_string()));
+    assert!(names.contains(&"docs/nested/deep/".to_string()));
+    assert!(names.contains(&format!("docs/{}.md", "x".repeat(150))));
+
+    // Unpack and compare contents and modes.
+    let root = tempfile::tempdir().unwrap();
+    let dest = root.path().join("dest");
+    let sum = Checksum::of_bytes(&a);
+    let stats = unpack(&a, Some(&sum), &dest, &Limits::default()).unwrap();
+    assert_only_dest(root.path());
+    let got = snapshot(&dest);
+    let mut want = snapshot(tree.path());
+    for (name, v) in want.iter_mut() {
+        if !v.0 {
+            v.2 = if name == "scripts/run.sh" {
+                0o755
+            } else {
+                0o644
+            };
+        }
+    }
+    #[cfg(not(unix))]
+    for v in want.values_mut() {
+        v.2 = 0;
+    }
+    assert_eq!(got, want);
+    assert_eq!(stats.files, 5);
+    assert_eq!(stats.dirs, 5);
+    // Repacking the unpacked tree gives the same bytes.
+    assert_eq!(pack_dir(&dest).unwrap(), a);
+}
+
+#[test]
+fn pack_to_file_writes_atomically() {
+    let tree = sample_tree();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("demo.tar.gz");
+    let sum = pack_to_file(tree.path(), &out).unwrap();
+    let bytes = fs::read(&out).unwrap();
+    assert_eq!(sum, Checksum::of_bytes(&bytes));
+    assert_eq!(bytes, pack_dir(tree.path()).unwrap());
+    let names: Vec<_> = fs::read_dir(out_dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "temp file left behind");
+}
+
+#[cfg(unix)]
+#[test]
+fn pack_rejects_symlinks() {
+    let tree = sample_tree();
+    std::os::unix::fs::symlink("/etc/passwd", tree.path().join("docs/link")).unwrap();
+    match pack_dir(tree.path()) {
+        Err(PackError::Symlink { path }) => assert!(path.ends_with("docs/link")),
+        other => panic!("expected Symlink error, got {other:?}"),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn pack_rejects_bad_names() {
+    let tree = tempfile::tempdir().unwrap();
+    fs::write(tree.path().join("a\\b"), "x").unwrap();
+    assert!(matches!(
+        pack_dir(tree.path()),
+        Err(PackError::BadPath { .. })
+    ));
+    let tree = tempfile::tempdir().unwrap();
+    fs::write(tree.path().join("Readme.md"), "x").unwrap();
+    fs::write(tree.path().join("README.md"), "x").unwrap();
+    assert!(matches!(
+        pack_dir(tree.path()),
+        Err(PackError::CaseConflict { .. })
+    ));
+    let tree = tempfile::tempdir().unwrap();
+    let deep = vec!["d"; MAX_DEPTH + 5].join("/");
+    fs::create_dir_all(tree.path().join(&deep)).unwrap();
+    match pack_dir(tree.path()) {
+        Err(PackError::BadPath { reason, .. }) => assert!(reason.contains("deep"), "{reason}"),
+        other => panic!("expected BadPath, got {other:?}"),
+    }
+}
+
+// ----- hostile archives ------------------------------------------------
+
+#[test]
+fn rejects_parent_dir_escape() {
+    let bytes = archive(&[file("ok.txt"), (b"../evil", EntryType::Regular, b"x")]);
+    let e = run_err(&bytes, &Limits::default());
+    assert!(
+        matches!(&e, UnpackError::EscapesPackage { path } if path == "../evil"),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "archive entry `../evil` escapes the package directory"
+    );
+    let bytes = archive(&[(b"a/../../evil", EntryType::Regular, b"x")]);
+    assert!(matches!(
+        run_err(&bytes, &Limits::default()),
+        UnpackError::EscapesPackage { .. }
+    ));
+}
+
+#[test]
+fn rejects_absolute_paths() {
+    for name in [&b"/abs"[..], b"/etc/passwd", b"C:/windows/x", b"c:evil"] {
+        let bytes = archive(&[(name, EntryType::Regular, b"x")]);
+        let e = run_err(&bytes, &Limits::default());
+        assert!(matches!(e, UnpackError::AbsolutePath { .. }), "{e:?}");
+    }
+}
+
+#[test]
+fn rejects_escape_via_pax_and_gnu_long_names() {
+    // PAX `path` record.
+    let mut b = Builder::new(Vec::new());
+    let rec = b"16 path=../evil\n";
+    raw_entry(&mut b, b"PaxHeader/x", EntryType::XHeader, rec);
+    raw_entry(&mut b, b"harmless", EntryType::Regular, b"x");
+    let bytes = gz(b.into_inner().unwrap());
+    let e = run_err(&bytes, &Limits::default());
+    assert!(
+        matches!(&e, UnpackError::EscapesPackage { path } if path == "../evil"),
+        "{e:?}"
+    );
+    // GNU long name.
+    let mut b = Builder::new(Vec::new());
+    raw_entry(
+        &mut b,
+        b"././@LongLink",
+        EntryType::GNULongName,
+        b"../../evil\0",
+    );
+    raw_entry(&mut b, b"harmless", EntryType::Regular, b"x");
+    let bytes = gz(b.into_inner().unwrap());
+    let e = run_err(&bytes, &Limits::default());
+    assert!(matches!(e, UnpackError::EscapesPackage { .. }), "{e:?}");
+}
+
+#[test]
+fn rejects_links_and_special_files() {
+    let cases: [(&[u8], EntryType, EntryKind); 5] = [
+        (b"a/link", EntryType::Symlink, EntryKind::Symlink),
+        (b"hard", EntryType::Link, EntryKind::Hardlink),
+        (b"pipe", EntryType::Fifo, EntryKind::Fifo),
+        (b"tty", EntryType::Char, EntryKind::CharDevice),
+        (b"disk", EntryType::Block, EntryKind::BlockDevice),
+    ];
+    for (name, ty, kind) in cases {
+        let mut b = Builder::new(Vec::new());
+        raw_entry(&mut b, b"a/", EntryType::Directory, b"");
+        raw_entry_link(&mut b, name, ty, b"", b"../../../../etc/passwd");
+        let bytes = gz(b.into_inner().unwrap());
+        let (r, root) = run(&bytes, &Limits::default());
+        match r {
+            Err(UnpackError::ForbiddenEntryType { path, kind: k }) => {
+                assert_eq!(path.as_bytes(), name);
+                assert_eq!(k, kind);
+            }
+            other => panic!("expected ForbiddenEntryType for {ty:?}, got {other:?}"),
+        }
+        // Only the directory entry got created; no link was made.
+        let snap = snapshot(&root.path().join("dest"));
+        assert_eq!(snap.keys().collect::<Vec<_>>(), ["a"]);
+    }
+    let e = run_err(
+        &archive(&[(b"a/link", EntryType::Symlink, b"")]),
+        &Limits::default(),
+    );
+    assert_eq!(
+        e.to_string(),
+        "archive entry `a/link` is a symlink; only regular files and directories are allowed"
+    );
+}
+
+#[test]
+fn rejects_sparse_entries() {
+    let bytes = archive(&[(b"sparse", EntryType::GNUSparse, b"")]);
+    let e = run_err(&bytes, &Limits::default());
+    assert!(
+        matches!(
+            e,
+            UnpackError::ForbiddenEntryType {
+                kind: EntryKind::Sparse,
+                ..
+            } | UnpackError::Corrupt(_)
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn rejects_duplicates_and_case_conflicts() {
+    let e = run_err(
+        &archive(&[file("a.txt"), file("a.txt")]),
+        &Limits::default(),
+    );
+    assert!(
+        matches!(&e, UnpackError::DuplicateEntry { path } if path == "a.txt"),
+        "{e:?}"
+    );
+    let e = run_err(
+        &archive(&[file("README.md"), file("readme.md")]),
+        &Limits::default(),
+    );
+    assert!(
+        matches!(&e, UnpackError::CaseConflict { path, other } if path == "readme.md" && other == "README.md"),
+        "{e:?}"
+    );
+    let e = run_err(&archive(&[file("A/x"), file("a/y")]), &Limits::default());
+    assert!(matches!(e, UnpackError::CaseConflict { .. }), "{e:?}");
+    let e = run_err(
+        &archive(&[
+            (b"d/", EntryType::Directory, b""),
+            (b"d/", EntryType::Directory, b""),
+        ]),
+        &Limits::default(),
+    );
+    assert!(matches!(e, UnpackError::DuplicateEntry { .. }), "{e:?}");
+    // `./a` and `a` are the same path.
+    let e = run_err(&archive(&[file("a"), file("./a")]), &Limits::default());
+    assert!(matches!(e, UnpackError::DuplicateEntry { .. }), "{e:?}");
+}
+
+#[test]
+fn rejects_file_dir_conflicts() {
+    let e = run_err(&archive(&[file("a"), file("a/b")]), &Limits::default());
+    assert!(
+        matches!(&e, UnpackError::ParentNotDirectory { path, parent } if path == "a/b" && parent == "a"),
+        "{e:?}"
+    );
+    let e = run_err(
+        &archive(&[file("a"), (b"a/", EntryType::Directory, b"")]),
+        &Limits::default(),
+    );
+    assert!(
+        matches!(
+            e,
+            UnpackError::TypeConflict {
+                new: "a directory",
+                existing: "a file",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = run_err(&archive(&[file("a/b"), file("a")]), &Limits::default());
+    assert!(matches!(e, UnpackError::TypeConflict { .. }), "{e:?}");
+}
+
+#[test]
+fn rejects_bad_characters() {
+    for (name, needle) in [
+        (&b"a\\b"[..], "backslash"),
+        (b"a\nb", "control"),
+        (b"a\rb", "control"),
+        (b"dir/x:y", "colon"),
+        (b"bad\xff", "UTF-8"),
+    ] {
+        let e = run_err(
+            &archive(&[(name, EntryType::Regular, b"x")]),
+            &Limits::default(),
+        );
+        match &e {
+            UnpackError::InvalidPath { reason, .. } => assert!(reason.contains(needle), "{e}"),
+            other => panic!("expected InvalidPath for {name:?}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn rejects_long_and_deep_paths() {
+    let limits = Limits {
+        max_path_len: 20,
+        ..Limits::default()
+    };
+    let e = run_err(&archive(&[file("abcdefghijklmnopqrstuvwxyz")]), &limits);
+    assert!(
+        matches!(
+            e,
+            UnpackError::PathTooLong {
+                len: 26,
+                limit: 20,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let deep = vec!["d"; MAX_DEPTH + 1].join("/");
+    let e = run_err(&archive(&[file(&deep)]), &Limits::default());
+    assert!(matches!(e, UnpackError::PathTooDeep { .. }), "{e:?}");
+}
+
+#[test]
+fn rejects_too_many_entries() {
+    let limits = Limits {
+        max_entries: 3,
+        ..Limits::default()
+    };
+    let bytes = archive(&[file("a"), file("b"), file("c"), file("d"), file("e")]);
+    let e = run_err(&bytes, &limits);
+    assert!(
+        matches!(e, UnpackError::TooManyEntries { limit: 3 }),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn stops_gzip_bomb_at_the_cap() {
+    let zeros = vec![0u8; 20 * 1024 * 1024];
+    let limits = Limits {
+        max_unpacked: 1024 * 1024,
+        ..Limits::default()
+    };
+    let bytes = archive(&[(b"bomb", EntryType::Regular, &zeros)]);
+    assert!(bytes.len() < 200 * 1024);
+    let start = std::time::Instant::now();
+    let (r, root) = run(&bytes, &limits);
+    assert!(
+        matches!(r, Err(UnpackError::UnpackedTooLarge { limit: 1048576 })),
+        "{r:?}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    assert!(!root.path().join("dest/bomb").exists());
+
+    // Many files each under the cap but together over it.
+    let chunk = vec![0u8; 400 * 1024];
+    let bytes = archive(&[
+        (b"a", EntryType::Regular, &chunk),
+        (b"b", EntryType::Regular, &chunk),
+        (b"c", EntryType::Regular, &chunk),
+    ]);
+    let (r, _root) = run(&bytes, &limits);
+    assert!(
+        matches!(r, Err(UnpackError::UnpackedTooLarge { .. })),
+        "{r:?}"
+    );
+
+    // Payload hidden in an entry the unpacker skips (pax global header)
+    // is still capped by the decompressed-stream budget.
+    let limits = Limits {
+        max_unpacked: 1024 * 1024,
+        max_entries: 10,
+        ..Limits::default()
+    };
+    let bytes = archive(&[(b"pax_global_header", EntryType::XGlobalHeader, &zeros)]);
+    let (r, _root) = run(&bytes, &limits);
+    assert!(
+        matches!(r, Err(UnpackError::UnpackedTooLarge { .. })),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn rejects_oversized_compressed_input() {
+    let bytes = archive(&[file("a")]);
+    let limits = Limits {
+        max_compressed: 10,
+        ..Limits::default()
+    };
+    let e = run_err(&bytes, &limits);
+    assert!(
+        matches!(e, UnpackError::CompressedTooLarge { limit: 10, .. }),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn checksum_is_verified_first() {
+    let bytes = archive(&[file("a")]);
+    let wrong = Checksum::of_bytes(b"something else");
+    let root = tempfile::tempdir().unwrap();
+    let dest = root.path().join("dest");
+    let e = unpack(&bytes, Some(&wrong), &dest, &Limits::default()).unwrap_err();
+    match &e {
+        UnpackError::ChecksumMismatch { expected, actual } => {
+            assert_eq!(*expected, wrong);
+            assert_eq!(*actual, Checksum::of_bytes(&bytes));
+        }
+        other => panic!("expected ChecksumMismatch, got {other:?}"),
+    }
+    assert!(e
+        .to_string()
+        .starts_with("checksum mismatch: expected sha256:"));
+    assert!(
+        !dest.exists(),
+        "dest must not be touched before verification"
+    );
+    // Garbage with a wrong checksum also fails on the checksum, not parsing.
+    let e = unpack(b"not gzip", Some(&wrong), &dest, &Limits::default()).unwrap_err();
+    assert!(matches!(e, UnpackError::ChecksumMismatch { .. }));
+}
+
+#[test]
+fn rejects_garbage_and_truncation() {
+    let e = run_err(b"definitely not gzip", &Limits::default());
+    assert!(matches!(e, UnpackError::Corrupt(_)), "{e:?}");
+    let full = archive(&[(b"a", EntryType::Regular, &[7u8; 5000][..])]);
+    let tar_bytes = {
+        let mut d = GzDecoder::new(full.as_slice());
+        let mut v = Vec::new();
+        d.read_to_end(&mut v).unwrap();
+        v
+    };
+    let truncated = gz(tar_bytes[..1500].to_vec());
+    let e = run_err(&truncated, &Limits::default());
+    assert!(matches!(e, UnpackError::Corrupt(_)), "{e:?}");
+}
+
+#[test]
+fn refuses_non_empty_destination() {
+    let root = tempfile::tempdir().unwrap();
+    let dest = root.path().join("dest");
+    fs::create_dir(&dest).unwrap();
+    fs::write(dest.join("existing"), "keep").unwrap();
+    let e = unpack(&archive(&[file("a")]), None, &dest, &Limits::default()).unwrap_err();
+    assert!(matches!(e, UnpackError::BadDestination { .. }), "{e:?}");
+    assert_eq!(fs::read(dest.join("existing")).unwrap(), b"keep");
+    assert!(!dest.join("a").exists());
+}
+
+#[test]
+fn accepts_dot_prefixed_and_implied_dirs() {
+    let bytes = archive(&[
+        (b"./", EntryType::Directory, b""),
+        (b"./x/y/z.txt", EntryType::Regular, b"z"),
+        (b"x/", EntryType::Directory, b""),
+    ]);
+    let (r, root) = run(&bytes, &Limits::default());
+    let stats = r.unwrap();
+    assert_eq!(
+        stats,
+        UnpackStats {
+            files: 1,
+            dirs: 2,
+            bytes: 1
+        }
+    );
+    assert_eq!(fs::read(root.path().join("dest/x/y/z.txt")).unwrap(), b"z");
+}
+
+#[test]
+fn unpack_to_new_dir_cleans_up_on_error() {
+    let parent = tempfile::tempdir().unwrap();
+    let bad = archive(&[file("ok"), (b"../evil", EntryType::Regular, b"x")]);
+    let e = unpack_to_new_dir(&bad, None, parent.path(), &Limits::default()).unwrap_err();
+    assert!(matches!(e, UnpackError::EscapesPackage { .. }));
+    assert_eq!(fs::read_dir(parent.path()).unwrap().count(), 0);
+
+    let tree = sample_tree();
+    let good = pack_dir(tree.path()).unwrap();
+    let sum = Checksum::of_bytes(&good);
+    let dir = unpack_to_new_dir(&good, Some(&sum), parent.path(), &Limits::default()).unwrap();
+    assert_eq!(dir.path().parent(), Some(parent.path()));
+    assert!(dir.path().join("scripts/run.sh").is_file());
+    // The caller renames it into place.
+    let installed = parent.path().join("demo");
+    fs::rename(dir.keep(), &installed).unwrap();
+    assert_eq!(pack_dir(&installed).unwrap(), good);
+}

@@ -1,0 +1,242 @@
+//! The command line's shape (clap derive): every command, flag and
+//! argument with its help line.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use skillpm::engine::prompt;
+use skillpm::ops;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "skillpm",
+    version,
+    about = "A package manager for agent skills"
+)]
+pub struct Cli {
+    /// Run as if started in this project directory.
+    #[arg(short = 'C', long = "project", global = true, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Show every discovered skill: eligible, skipped, shadowed or invalid, and why.
+    Status {
+        /// Machine-readable output (a stable contract).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the <available_skills> block an agent would see.
+    Prompt {
+        /// Character budget for the skill entries.
+        #[arg(long, default_value_t = prompt::DEFAULT_BUDGET)]
+        budget: usize,
+        #[arg(long, value_enum, default_value_t = PromptFormat::Seed)]
+        format: PromptFormat,
+    },
+    /// Print the <skill_content> block for one skill command.
+    Load {
+        /// The skill's command (its path below the root). Use `--` before names starting with `-`.
+        command: String,
+    },
+    /// Check skills against the strict Agent Skills rules.
+    Validate {
+        /// Skill directories or trees of skills (default: the current directory).
+        dirs: Vec<PathBuf>,
+    },
+    #[command(flatten)]
+    Package(PackageCommand),
+}
+
+#[derive(Subcommand)]
+pub enum PackageCommand {
+    /// Create a commented skills.toml in the current (or -C) directory.
+    Init,
+    /// Add skills to skills.toml, resolve, install, and write the lock.
+    Add {
+        /// `name[@req]`, `git+URL[@ref]` or `./path`.
+        #[arg(required = true)]
+        specs: Vec<String>,
+        /// Subdirectory of a git repository holding the skill.
+        #[arg(long)]
+        path: Option<String>,
+        #[command(flatten)]
+        flags: InstallFlags,
+    },
+    /// Remove skills from skills.toml, skills.lock and disk.
+    Remove {
+        #[arg(required = true)]
+        names: Vec<String>,
+        #[command(flatten)]
+        flags: InstallFlags,
+    },
+    /// Install exactly what skills.lock records (resolving only what it lacks).
+    Install {
+        #[command(flatten)]
+        flags: InstallFlags,
+    },
+    /// Re-resolve skills within their requirements.
+    Update {
+        names: Vec<String>,
+        #[command(flatten)]
+        flags: InstallFlags,
+    },
+    /// Show current, wanted and latest versions of registry skills.
+    Outdated {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, short = 'g')]
+        global: bool,
+    },
+    /// Show installed skills with versions and sources.
+    List {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, short = 'g')]
+        global: bool,
+    },
+    /// Re-hash installed skills against the lock and report modified files.
+    Verify {
+        #[arg(long, short = 'g')]
+        global: bool,
+    },
+    /// Pack a skill directory into a deterministic .tar.gz.
+    Pack {
+        /// The skill directory (default: the current directory).
+        dir: Option<PathBuf>,
+        /// Output file (default: NAME-VERSION.tar.gz in the current directory).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Publish a skill directory to a registry.
+    Publish {
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        reg: RegistryArgs,
+    },
+    /// Yank a version (or un-yank it with --undo).
+    Yank {
+        /// NAME@VERSION
+        target: String,
+        #[arg(long)]
+        undo: bool,
+        #[command(flatten)]
+        reg: RegistryArgs,
+    },
+    /// List, add or remove the owners of a skill.
+    Owner {
+        #[command(subcommand)]
+        action: OwnerAction,
+    },
+    /// Search the registry.
+    Search {
+        query: String,
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        #[command(flatten)]
+        reg: RegistryArgs,
+    },
+    /// Show a skill's versions, yanked state, description and requirements.
+    Info {
+        name: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        reg: RegistryArgs,
+    },
+    /// Save a registry token (read from stdin unless --token is given).
+    Login {
+        #[command(flatten)]
+        reg: RegistryArgs,
+    },
+    /// Manage the download cache.
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum OwnerAction {
+    List {
+        name: String,
+        #[command(flatten)]
+        reg: RegistryArgs,
+    },
+    Add {
+        name: String,
+        user: String,
+        #[command(flatten)]
+        reg: RegistryArgs,
+    },
+    Remove {
+        name: String,
+        user: String,
+        #[command(flatten)]
+        reg: RegistryArgs,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct RegistryArgs {
+    /// Registry URL (default: SKILLPM_REGISTRY, then [registries] default in skills.toml).
+    #[arg(long)]
+    pub registry: Option<String>,
+    /// API token (default: SKILLPM_TOKEN, then the one saved by `skillpm login`).
+    #[arg(long)]
+    pub token: Option<String>,
+}
+
+impl From<RegistryArgs> for ops::RegistryArgs {
+    fn from(a: RegistryArgs) -> Self {
+        ops::RegistryArgs {
+            registry: a.registry,
+            token: a.token,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum CacheAction {
+    /// Print the cache directory.
+    Dir,
+    /// Delete everything in the cache.
+    Clean,
+}
+
+#[derive(clap::Args)]
+pub struct InstallFlags {
+    /// Fail instead of changing skills.lock.
+    #[arg(long)]
+    pub locked: bool,
+    /// Like --locked, and never use the network.
+    #[arg(long)]
+    pub frozen: bool,
+    /// Use the user manifest and install into ~/.agents/skills.
+    #[arg(long, short = 'g')]
+    pub global: bool,
+}
+
+impl InstallFlags {
+    pub fn options(&self) -> ops::Options {
+        ops::Options {
+            locked: self.locked,
+            frozen: self.frozen,
+            global: self.global,
+            cache_dir: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum PromptFormat {
+    /// <skill><command/><name/><description/></skill>
+    Seed,
+    /// The Agent Skills reference format: <skill><name/><description/><location/></skill>
+    AgentSkills,
+}

@@ -1,0 +1,6 @@
+//! The binary's own modules: argument shapes, terminal rendering and
+//! progress. The library never prints; these do.
+
+pub mod args;
+pub mod progress;
+pub mod render;

@@ -1,0 +1,147 @@
+//! Filesystem primitives with crash-safety guarantees: whole-file
+//! replacement that readers never see torn, an atomic directory swap, and
+//! tree copies that never link back into the cache.
+
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+
+/// A filesystem step that failed, with the path it failed on.
+#[derive(Debug, thiserror::Error)]
+#[error("{action} {path}: {source}")]
+pub struct FsError {
+    pub action: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+/// Attaches `action` and `path` to an `io::Error`.
+pub fn fs_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> FsError + 'a {
+    move |source| FsError {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Replaces `path` with `contents` so that readers see either the old or
+/// the new file, never a torn one: write a temporary file in the same
+/// directory, fsync it, then rename over the target. An existing file's
+/// permissions are kept (the temporary file would otherwise be 0600).
+pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
+    replace(path, contents.as_bytes(), true)
+}
+
+/// Like [`write_atomic`] without the fsyncs: readers still never see a torn
+/// file, but a crash may lose the write. For caches, where a lost write
+/// only costs a refetch.
+pub fn replace_file(path: &Path, contents: &[u8]) -> io::Result<()> {
+    replace(path, contents, false)
+}
+
+fn replace(path: &Path, contents: &[u8], durable: bool) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(contents)?;
+    let perms = match std::fs::metadata(path) {
+        Ok(m) => Some(m.permissions()),
+        Err(_) => default_permissions(),
+    };
+    if let Some(p) = perms {
+        tmp.as_file().set_permissions(p)?;
+    }
+    if durable {
+        tmp.as_file().sync_all()?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    // Make the rename itself durable; not supported everywhere, so a
+    // failure here is not an error.
+    #[cfg(unix)]
+    if durable {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    None
+}
+
+#[cfg(target_os = "linux")]
+pub fn exchange(a: &Path, b: &Path) -> Result<(), FsError> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE)
+        .map_err(|e| fs_err("swap into", b)(io::Error::from(e)))
+}
+
+/// Without an atomic exchange: move the old tree aside, move the new one
+/// in. A crash between the two renames leaves the old tree under a staging
+/// name, which the next run sweeps and then reinstalls.
+#[cfg(not(target_os = "linux"))]
+pub fn exchange(a: &Path, b: &Path) -> Result<(), FsError> {
+    let aside = a.with_extension("old");
+    std::fs::rename(b, &aside).map_err(fs_err("move aside", b))?;
+    std::fs::rename(a, b).map_err(fs_err("rename into", b))?;
+    std::fs::rename(&aside, a).map_err(fs_err("move", &aside))
+}
+
+/// Copies a tree file by file. `std::fs::copy` uses `copy_file_range` on
+/// Linux, which reflinks on filesystems that support it; hard links are
+/// never used, because an edit to an installed file would then change the
+/// cache.
+pub fn copy_tree(from: &Path, to: &Path) -> Result<(), FsError> {
+    let rd = std::fs::read_dir(from).map_err(fs_err("read", from))?;
+    for e in rd {
+        let e = e.map_err(fs_err("read", from))?;
+        let ft = e.file_type().map_err(fs_err("stat", &e.path()))?;
+        let src = e.path();
+        let dst = to.join(e.file_name());
+        if ft.is_dir() {
+            std::fs::create_dir(&dst).map_err(fs_err("create", &dst))?;
+            copy_tree(&src, &dst)?;
+        } else if ft.is_file() {
+            std::fs::copy(&src, &dst).map_err(fs_err("copy to", &dst))?;
+        }
+        // Cached trees hold only files and directories (the unpacker
+        // refuses anything else), so nothing else can appear here.
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_atomic_replaces_and_keeps_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("skills.lock");
+        write_atomic(&p, "one\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "one\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&p), 0o644);
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o664)).unwrap();
+            write_atomic(&p, "two\n").unwrap();
+            assert_eq!(mode(&p), 0o664);
+        }
+        write_atomic(&p, "three\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "three\n");
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1);
+    }
+}

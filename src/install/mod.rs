@@ -1,0 +1,40 @@
+//! Plan, prepare and apply: put exactly the locked trees into the install
+//! roots, as uv's installer does.
+//!
+//! Every installed skill carries a small marker file naming the checksum it
+//! was installed from. The marker is written into the staged tree before it
+//! is renamed into place, so tree and marker change together, and skillpm
+//! only ever removes or replaces directories that carry its marker
+//! (user-written skills in the same root are never touched).
+//!
+//! [`plan`] diffs the lock against disk; [`prepare`] makes sure the cache
+//! holds a verified tree for every skill the plan needs; [`apply`] stages
+//! each tree beside its destination and swaps it in atomically.
+
+mod apply;
+mod marker;
+mod plan;
+mod prepare;
+
+pub use apply::{install_all, remove_one, sweep_leftovers};
+pub use marker::Marker;
+pub use plan::{plan, Action, Plan};
+pub use prepare::{prepare, Prepared};
+
+use std::path::PathBuf;
+
+/// Name of the marker file inside every skill skillpm installed.
+pub const MARKER: &str = ".skillpm-install";
+/// Prefix of staging and trash directories beside installed skills; the
+/// engine skips dot-directories, so agents never see them.
+pub const STAGING_PREFIX: &str = ".skillpm-";
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(transparent)]
+    Fs(#[from] crate::fs::FsError),
+    #[error(
+        "{path} exists and was not installed by skillpm; move it away or remove it, then retry"
+    )]
+    Foreign { path: PathBuf },
+}

@@ -1,0 +1,94 @@
+//! The commands, one file per group (as cargo's `ops/`): each takes the
+//! environment and options, does its work through the library, and returns
+//! data for the CLI to print. Nothing here draws to the terminal.
+
+mod add;
+mod init;
+mod query;
+mod registry;
+mod remove;
+mod sync;
+mod verify;
+
+pub use add::add;
+pub use init::init;
+pub use query::{annotate_installed, info, list, outdated, search, ListRow, OutdatedRow};
+pub use registry::{add_owners, login, owners, publish, remove_owners, yank, RegistryArgs};
+pub use remove::remove;
+pub use sync::{install, update};
+pub use verify::{verify, VerifyIssue};
+
+use crate::cache::Cache;
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Flags shared by the commands that install.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Fail instead of changing the lock.
+    pub locked: bool,
+    /// `locked`, and no network access.
+    pub frozen: bool,
+    /// Use the user manifest and `~/.agents/skills`.
+    pub global: bool,
+    /// Cache directory; `None` means the default.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Options {
+    fn cache(&self) -> Result<Cache> {
+        self.cache_dir
+            .clone()
+            .or_else(Cache::default_dir)
+            .map(Cache::new)
+            .ok_or(Error::NoCacheDir)
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub installed: usize,
+    pub from_cache: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+    pub lock_written: bool,
+    pub elapsed: Duration,
+}
+
+impl Summary {
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "Installed {} skill{} ({} from cache)",
+            self.installed,
+            if self.installed == 1 { "" } else { "s" },
+            self.from_cache
+        );
+        if self.removed > 0 {
+            s.push_str(&format!(", removed {}", self.removed));
+        }
+        if self.unchanged > 0 {
+            s.push_str(&format!(", {} unchanged", self.unchanged));
+        }
+        s.push_str(&format!(" in {:.2}s", self.elapsed.as_secs_f64()));
+        s
+    }
+}
+
+/// The runtime a command runs its async work on: one per command, a
+/// current-thread reactor (blocking work such as git goes to its pool).
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)
+}
+
+/// Parses a user-typed skill name.
+fn parse_name(n: &str) -> Result<skillpm_core::name::SkillName> {
+    skillpm_core::name::SkillName::new(n).map_err(|source| Error::BadName {
+        name: n.to_string(),
+        source,
+    })
+}

@@ -1,0 +1,130 @@
+//! The read-only commands: `list` and `outdated` (the project against its
+//! lock and registries), `info` and `search` (the registry), and the
+//! installed versions `status` shows.
+
+use super::registry::RegistryArgs;
+use super::{runtime, Options};
+use crate::engine::config::Environment;
+use crate::error::Result;
+use crate::install::Marker;
+use crate::project::manifest::Dependency;
+use crate::project::Project;
+use crate::source::registry::client::{IndexResponse, RegistryError};
+use crate::source::registry::RegistrySource;
+use skillpm_core::protocol::{IndexFile, SearchResults};
+use std::collections::BTreeSet;
+
+/// One row of `skillpm list`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ListRow {
+    pub name: String,
+    pub version: String,
+    pub source: String,
+    /// Per install root: `installed`, `missing` or `other-version`.
+    pub state: String,
+}
+
+/// `skillpm list`: what the lock says, and whether disk agrees.
+pub fn list(env: &Environment, opts: &Options) -> Result<Vec<ListRow>> {
+    let project = Project::locate(env, opts.global)?;
+    let manifest = project.read_manifest()?;
+    let lock = project.read_lock()?;
+    let targets = project.targets(&manifest)?;
+    Ok(lock
+        .skills
+        .iter()
+        .map(|s| {
+            let states: BTreeSet<&str> = targets
+                .iter()
+                .map(|t| match Marker::read(&t.join(s.name.as_str())) {
+                    Some(m) if m.checksum == s.checksum => "installed",
+                    Some(_) => "other-version",
+                    None => "missing",
+                })
+                .collect();
+            ListRow {
+                name: s.name.to_string(),
+                version: s.version.to_string(),
+                source: s.source.to_string(),
+                state: states.into_iter().collect::<Vec<_>>().join("+"),
+            }
+        })
+        .collect())
+}
+
+/// One row of `skillpm outdated`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct OutdatedRow {
+    pub name: String,
+    pub current: String,
+    pub wanted: String,
+    pub latest: String,
+}
+
+/// `skillpm outdated`: current / wanted (within the requirement) / latest
+/// for registry dependencies.
+pub fn outdated(env: &Environment, opts: &Options) -> Result<Vec<OutdatedRow>> {
+    let project = Project::locate(env, opts.global)?;
+    let manifest = project.read_manifest()?;
+    let lock = project.read_lock()?;
+    let registries = RegistrySource::new(opts.cache()?, opts.frozen);
+    let rt = runtime()?;
+    let mut rows = Vec::new();
+    for (name, dep) in &manifest.skills {
+        let Dependency::Registry { req, registry } = dep else {
+            continue;
+        };
+        let url = project.registry_url(&manifest, registry.as_deref())?;
+        let versions = rt.block_on(registries.versions(&url, name))?;
+        let live = versions.iter().filter(|v| !v.yanked);
+        let wanted = live
+            .clone()
+            .filter(|v| req.matches(&v.vers))
+            .map(|v| &v.vers)
+            .max();
+        let latest = live.map(|v| &v.vers).max();
+        let show =
+            |v: Option<&semver::Version>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+        rows.push(OutdatedRow {
+            name: name.to_string(),
+            current: show(lock.get(name).map(|l| &l.version)),
+            wanted: show(wanted),
+            latest: show(latest),
+        });
+    }
+    Ok(rows)
+}
+
+/// Fills in `installed` for catalog entries that skillpm installed, so
+/// `status` shows the installed version beside each skill.
+pub fn annotate_installed(cat: &mut crate::engine::catalog::Catalog) {
+    for s in &mut cat.skills {
+        if let Some(m) = Marker::read(&s.path) {
+            s.installed = Some(m.version);
+        }
+    }
+}
+
+/// `skillpm info NAME`: every version the registry lists.
+pub fn info(env: &Environment, reg: RegistryArgs, name: &str) -> Result<IndexFile> {
+    let client = reg.client(env, false)?;
+    match runtime()?.block_on(client.index(name, None))? {
+        IndexResponse::Fresh { index, .. } => Ok(index),
+        IndexResponse::NotModified => Err(RegistryError::Invalid {
+            host: client.base().to_string(),
+            detail: "304 to an unconditional request".into(),
+        }
+        .into()),
+    }
+}
+
+/// `skillpm search QUERY`: the registry's ranked search.
+pub fn search(
+    env: &Environment,
+    reg: RegistryArgs,
+    query: &str,
+    limit: u32,
+) -> Result<SearchResults> {
+    let client = reg.client(env, false)?;
+    Ok(runtime()?.block_on(client.search(query, limit))?)
+}

@@ -1,0 +1,124 @@
+//! The registry-side commands: `publish`, `yank`, `owner`, `login`, and
+//! where they find the registry URL and token.
+
+use super::runtime;
+use crate::engine::config::Environment;
+use crate::error::{Error, Result};
+use crate::project::manifest::Manifest;
+use crate::project::Project;
+use crate::source::registry::client::RegistryClient;
+use crate::source::registry::credentials;
+use skillpm_core::archive;
+use skillpm_core::protocol::PublishResponse;
+use std::path::{Path, PathBuf};
+
+/// Which registry a registry command talks to, and with which token, as
+/// the user gave them on the command line (either may be absent).
+#[derive(Debug, Clone, Default)]
+pub struct RegistryArgs {
+    pub registry: Option<String>,
+    pub token: Option<String>,
+}
+
+impl RegistryArgs {
+    /// `--registry`, else `SKILLPM_REGISTRY`, else `[registries] default`.
+    pub fn url(&self, env: &Environment) -> Result<String> {
+        if let Some(u) = self.registry.as_deref().filter(|u| !u.is_empty()) {
+            return Ok(u.trim_end_matches('/').to_string());
+        }
+        let project = Project::locate(env, false)?;
+        let manifest = if project.manifest_path.is_file() {
+            project.read_manifest()?
+        } else {
+            Manifest::default()
+        };
+        Ok(project.registry_url(&manifest, None)?)
+    }
+
+    /// The registry URL and the token: `--token`, else `SKILLPM_TOKEN`,
+    /// else the one saved by `login`. A missing token is an error only
+    /// when `need_token`.
+    fn url_and_token(
+        &self,
+        env: &Environment,
+        need_token: bool,
+    ) -> Result<(String, Option<String>)> {
+        let url = self.url(env)?;
+        let token = match credentials::resolve(self.token.clone(), env.config_dir.as_deref(), &url)
+        {
+            Ok(t) => Some(t),
+            Err(e) if need_token => return Err(e.into()),
+            Err(_) => None,
+        };
+        Ok((url, token))
+    }
+
+    /// A client for the registry, with the token if one is configured.
+    pub fn client(&self, env: &Environment, need_token: bool) -> Result<RegistryClient> {
+        let (url, token) = self.url_and_token(env, need_token)?;
+        Ok(RegistryClient::new(&url, token)?)
+    }
+}
+
+/// `skillpm publish [DIR]`: packs `dir` deterministically and uploads it;
+/// the server takes name and version from the packed `SKILL.md`.
+pub fn publish(
+    env: &Environment,
+    reg: &RegistryArgs,
+    dir: &Path,
+) -> Result<(String, PublishResponse)> {
+    let client = reg.client(env, true)?;
+    let tarball = archive::pack_dir(dir).map_err(crate::source::SourceError::from)?;
+    let url = client.base().to_string();
+    let r = runtime()?.block_on(client.publish(tarball))?;
+    Ok((url.trim_end_matches('/').to_string(), r))
+}
+
+/// `skillpm yank NAME@VERSION [--undo]`.
+pub fn yank(
+    env: &Environment,
+    reg: &RegistryArgs,
+    name: &str,
+    version: &str,
+    undo: bool,
+) -> Result<()> {
+    let client = reg.client(env, true)?;
+    Ok(runtime()?.block_on(client.yank(name, version, undo))?)
+}
+
+/// `skillpm owner list NAME`.
+pub fn owners(env: &Environment, reg: &RegistryArgs, name: &str) -> Result<Vec<String>> {
+    let client = reg.client(env, false)?;
+    Ok(runtime()?.block_on(client.owners(name))?)
+}
+
+/// `skillpm owner add NAME USER`.
+pub fn add_owners(
+    env: &Environment,
+    reg: &RegistryArgs,
+    name: &str,
+    users: &[String],
+) -> Result<()> {
+    let client = reg.client(env, true)?;
+    Ok(runtime()?.block_on(client.add_owners(name, users))?)
+}
+
+/// `skillpm owner remove NAME USER`.
+pub fn remove_owners(
+    env: &Environment,
+    reg: &RegistryArgs,
+    name: &str,
+    users: &[String],
+) -> Result<()> {
+    let client = reg.client(env, true)?;
+    Ok(runtime()?.block_on(client.remove_owners(name, users))?)
+}
+
+/// `skillpm login`: saves `token` for the registry, returning the URL and
+/// the credentials file.
+pub fn login(env: &Environment, reg: &RegistryArgs, token: &str) -> Result<(String, PathBuf)> {
+    let url = reg.url(env)?;
+    let dir = env.config_dir.as_ref().ok_or(Error::NoConfigDir)?;
+    let path = credentials::save(dir, &url, token)?;
+    Ok((url, path))
+}

@@ -1,0 +1,33 @@
+//! `skillpm remove NAME...`: from manifest, lock and disk.
+
+use super::sync::Run;
+use super::{parse_name, Options, Summary};
+use crate::engine::config::Environment;
+use crate::error::{Error, Result};
+use crate::fs::write_atomic;
+use crate::project::manifest::{Manifest, ManifestEditor};
+use crate::project::Project;
+use crate::report::Reporter;
+use crate::resolve::Refresh;
+
+pub fn remove(
+    env: &Environment,
+    names: &[String],
+    opts: &Options,
+    reporter: &dyn Reporter,
+) -> Result<Summary> {
+    let project = Project::locate(env, opts.global)?;
+    let _guard = project.lock()?;
+    let text = project.manifest_text()?;
+    let mut editor = ManifestEditor::parse(&text, &project.manifest_path)?;
+    for n in names {
+        if !editor.remove_dependency(&parse_name(n)?) {
+            return Err(Error::NotInManifest(n.clone()));
+        }
+    }
+    let new_text = editor.to_string();
+    let manifest = Manifest::parse(&new_text, &project.manifest_path)?;
+    let summary = Run::new(&project, opts)?.sync(&manifest, &Refresh::Nothing, reporter)?;
+    write_atomic(&project.manifest_path, &new_text).map_err(Error::io(&project.manifest_path))?;
+    Ok(summary)
+}

@@ -1,0 +1,213 @@
+//! `install` and `update`, and the pipeline every command that changes
+//! disk goes through: resolve (lock first) → plan (lock vs disk) → prepare
+//! (cache, or fetch + verify + unpack, in parallel) → apply (stage, swap)
+//! → write the lock (temp file + rename). The lock is written last, so an
+//! interrupted run leaves each skill either old or new and a lock that the
+//! next run repairs against.
+
+use super::{parse_name, runtime, Options, Summary};
+use crate::engine::config::Environment;
+use crate::error::{Error, Result};
+use crate::fs::write_atomic;
+use crate::install::{self, Action, Plan, Prepared};
+use crate::project::lockfile::{LockedSkill, Lockfile};
+use crate::project::manifest::Manifest;
+use crate::project::Project;
+use crate::report::{Event, Reporter};
+use crate::resolve::{self, Refresh};
+use crate::source::Sources;
+use skillpm_core::name::SkillName;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Instant;
+
+/// `skillpm install`: make disk match the lock (resolving only what the
+/// lock lacks).
+pub fn install(env: &Environment, opts: &Options, reporter: &dyn Reporter) -> Result<Summary> {
+    let project = Project::locate(env, opts.global)?;
+    let _guard = project.lock()?;
+    let manifest = project.read_manifest()?;
+    let run = Run::new(&project, opts)?;
+    run.sync(&manifest, &Refresh::Nothing, reporter)
+}
+
+/// `skillpm update [NAME...]`: re-resolve within the requirements.
+pub fn update(
+    env: &Environment,
+    names: &[String],
+    opts: &Options,
+    reporter: &dyn Reporter,
+) -> Result<Summary> {
+    let project = Project::locate(env, opts.global)?;
+    let _guard = project.lock()?;
+    let manifest = project.read_manifest()?;
+    let refresh = if names.is_empty() {
+        Refresh::All
+    } else {
+        let mut set = BTreeSet::new();
+        for n in names {
+            let name = parse_name(n)?;
+            if !manifest.skills.contains_key(&name) {
+                return Err(Error::NotInManifest(n.clone()));
+            }
+            set.insert(name);
+        }
+        Refresh::Only(set)
+    };
+    Run::new(&project, opts)?.sync(&manifest, &refresh, reporter)
+}
+
+/// One command's run: the project, its options, and the sources, which
+/// remember what they fetched and resolved so nothing is done twice.
+pub(super) struct Run<'a> {
+    pub project: &'a Project,
+    pub opts: &'a Options,
+    pub cache: crate::cache::Cache,
+    pub sources: Sources,
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(project: &'a Project, opts: &'a Options) -> Result<Self> {
+        let cache = opts.cache()?;
+        let sources = Sources::new(cache.clone(), project.dir.clone(), opts.frozen);
+        Ok(Run {
+            project,
+            opts,
+            cache,
+            sources,
+            rt: runtime()?,
+        })
+    }
+
+    /// Resolve, plan, prepare, install, write the lock. The caller holds
+    /// the project lock.
+    pub fn sync(
+        &self,
+        manifest: &Manifest,
+        refresh: &Refresh,
+        reporter: &dyn Reporter,
+    ) -> Result<Summary> {
+        let start = Instant::now();
+        let project = self.project;
+        let old_text = std::fs::read_to_string(&project.lock_path).ok();
+        let old = project.read_lock()?;
+        let resolved = self.rt.block_on(resolve::resolve(
+            project,
+            manifest,
+            &self.sources,
+            reporter,
+            &old,
+            refresh,
+        ))?;
+        let new = resolved.lock;
+        if self.opts.locked || self.opts.frozen {
+            if let Some(diff) = describe_difference(&old, &new) {
+                return Err(Error::LockedMismatch(diff));
+            }
+        }
+        let previous: Vec<SkillName> = old.skills.iter().map(|s| s.name.clone()).collect();
+        let plans: Vec<Plan> = project
+            .targets(manifest)?
+            .iter()
+            .map(|root| install::plan(root, &new.skills, &previous))
+            .collect();
+        let mut needed: Vec<&LockedSkill> = Vec::new();
+        for s in plans.iter().flat_map(Plan::needed) {
+            if !needed.iter().any(|n| n.checksum == s.checksum) {
+                needed.push(s);
+            }
+        }
+        let mut trees = Prepared::new();
+        if !needed.is_empty() {
+            let _cache_guard = self.cache.lock()?;
+            trees = self.rt.block_on(install::prepare(
+                &self.cache,
+                &self.sources,
+                &needed,
+                &resolved.packed,
+                reporter,
+            ))?;
+        }
+        let mut summary = Summary::default();
+        for p in &plans {
+            apply(p, &trees, reporter, &mut summary)?;
+        }
+        let new_text = new.to_toml_string();
+        let empty_and_absent = old_text.is_none() && new.skills.is_empty();
+        if old_text.as_deref() != Some(new_text.as_str())
+            && !self.opts.locked
+            && !self.opts.frozen
+            && !empty_and_absent
+        {
+            write_atomic(&project.lock_path, &new_text).map_err(Error::io(&project.lock_path))?;
+            summary.lock_written = true;
+        }
+        summary.elapsed = start.elapsed();
+        Ok(summary)
+    }
+}
+
+/// Applies one root's plan and counts what it did.
+fn apply(p: &Plan, trees: &Prepared, reporter: &dyn Reporter, summary: &mut Summary) -> Result<()> {
+    install::sweep_leftovers(&p.root);
+    let mut jobs: Vec<(&LockedSkill, &Path)> = Vec::new();
+    for s in p.needed() {
+        let (tree, _) = trees
+            .get(&s.checksum)
+            .ok_or_else(|| Error::NotPrepared(s.name.to_string()))?;
+        jobs.push((s, tree.as_path()));
+    }
+    install::install_all(&p.root, &jobs)?;
+    // Reported in plan order, after the parallel installs, so the output
+    // is the same on every run.
+    for a in &p.actions {
+        match a {
+            Action::Install(s) | Action::Replace(s) => {
+                let from_cache = trees.get(&s.checksum).is_some_and(|(_, c)| *c);
+                summary.installed += 1;
+                summary.from_cache += usize::from(from_cache);
+                reporter.report(Event::Installed {
+                    name: s.name.to_string(),
+                    version: s.version.to_string(),
+                    from_cache,
+                });
+            }
+            Action::Remove(name) => {
+                if install::remove_one(&p.root, name)? {
+                    summary.removed += 1;
+                    reporter.report(Event::Removed {
+                        name: name.to_string(),
+                    });
+                }
+            }
+            Action::Unchanged(_) => summary.unchanged += 1,
+        }
+    }
+    Ok(())
+}
+
+/// The first difference between two locks, naming the package.
+fn describe_difference(old: &Lockfile, new: &Lockfile) -> Option<String> {
+    for n in &new.skills {
+        match old.get(&n.name) {
+            None => {
+                return Some(format!(
+                    "{} is in skills.toml but not in skills.lock",
+                    n.name
+                ))
+            }
+            Some(o) if o != n => {
+                return Some(format!(
+                    "{} is locked at {} ({}) but skills.toml now resolves to {} ({})",
+                    n.name, o.version, o.source, n.version, n.source
+                ))
+            }
+            _ => {}
+        }
+    }
+    old.skills
+        .iter()
+        .find(|o| new.get(&o.name).is_none())
+        .map(|o| format!("{} is in skills.lock but not in skills.toml", o.name))
+}

@@ -1,0 +1,340 @@
+use super::*;
+
+const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn sum(b: &[u8]) -> Checksum {
+    Checksum::of_bytes(b)
+}
+
+fn skill(name: &str, source: LockedSource, path: Option<&str>) -> LockedSkill {
+    LockedSkill {
+        name: SkillName::new(name).unwrap(),
+        version: semver::Version::parse("1.4.2").unwrap(),
+        source,
+        checksum: sum(name.as_bytes()),
+        path: path.map(String::from),
+    }
+}
+
+fn sample() -> Vec<LockedSkill> {
+    vec![
+        skill(
+            "local-thing",
+            LockedSource::Path {
+                path: "./vendor/local \"thing\"\\x".into(),
+            },
+            None,
+        ),
+        skill(
+            "code-review",
+            LockedSource::Registry {
+                url: "http://127.0.0.1:7878".into(),
+            },
+            None,
+        ),
+        skill(
+            "house-style",
+            LockedSource::Git {
+                url: GitUrl::parse("https://github.com/acme/skills.git").unwrap(),
+                commit: COMMIT.into(),
+            },
+            Some("house-style"),
+        ),
+    ]
+}
+
+fn parse(text: &str) -> Result<Lockfile, LockfileError> {
+    Lockfile::parse(text, Path::new("skills.lock"))
+}
+
+#[test]
+fn serialization_is_deterministic_and_round_trips() {
+    let mut a = Lockfile::default();
+    for s in sample() {
+        a.upsert(s);
+    }
+    let mut b = Lockfile::default();
+    for s in sample().into_iter().rev() {
+        b.upsert(s);
+    }
+    let text = a.to_toml_string();
+    assert_eq!(text, b.to_toml_string());
+    let expected = format!(
+        "{HEADER}version = 1\n\
+         \n[[skill]]\nname = \"code-review\"\nversion = \"1.4.2\"\nsource = \"registry+http://127.0.0.1:7878\"\nchecksum = \"{}\"\n\
+         \n[[skill]]\nname = \"house-style\"\nversion = \"1.4.2\"\nsource = \"git+https://github.com/acme/skills.git#{COMMIT}\"\npath = \"house-style\"\nchecksum = \"{}\"\n\
+         \n[[skill]]\nname = \"local-thing\"\nversion = \"1.4.2\"\nsource = \"path+./vendor/local \\\"thing\\\"\\\\x\"\nchecksum = \"{}\"\n",
+        sum(b"code-review"),
+        sum(b"house-style"),
+        sum(b"local-thing"),
+    );
+    assert_eq!(text, expected);
+    let back = parse(&text).unwrap();
+    assert_eq!(back, a);
+    assert_eq!(back.to_toml_string(), text);
+    // An unsorted vector still serializes canonically.
+    let c = Lockfile { skills: sample() };
+    assert_eq!(c.to_toml_string(), text);
+    assert_eq!(
+        Lockfile::default().to_toml_string(),
+        format!("{HEADER}version = 1\n")
+    );
+    assert_eq!(
+        parse(&Lockfile::default().to_toml_string()).unwrap(),
+        Lockfile::default()
+    );
+}
+
+#[test]
+fn escapes_control_characters() {
+    let mut l = Lockfile::default();
+    l.upsert(skill(
+        "odd",
+        LockedSource::Path {
+            path: "./a\u{1}b\u{7f}c\u{e9}".into(),
+        },
+        None,
+    ));
+    let text = l.to_toml_string();
+    assert!(text.contains(r#""path+./a\u0001b\u007Fc"#), "{text}");
+    // Control characters in a path source are rejected on the way back.
+    assert!(parse(&text).is_err());
+    l.upsert(skill(
+        "odd",
+        LockedSource::Path {
+            path: "./caf\u{e9}\ttab".into(),
+        },
+        None,
+    ));
+    assert!(parse(&l.to_toml_string()).is_err());
+    l.upsert(skill(
+        "odd",
+        LockedSource::Path {
+            path: "./caf\u{e9}".into(),
+        },
+        None,
+    ));
+    assert_eq!(parse(&l.to_toml_string()).unwrap(), l);
+}
+
+#[test]
+fn get_upsert_remove() {
+    let mut l = Lockfile::default();
+    for s in sample() {
+        assert!(l.upsert(s).is_none());
+    }
+    let names: Vec<_> = l.skills.iter().map(|s| s.name.to_string()).collect();
+    assert_eq!(names, ["code-review", "house-style", "local-thing"]);
+    let n = SkillName::new("house-style").unwrap();
+    assert!(l.get(&n).is_some());
+    let mut newer = skill(
+        "house-style",
+        LockedSource::Registry {
+            url: "https://r".into(),
+        },
+        None,
+    );
+    newer.version = semver::Version::new(2, 0, 0);
+    assert!(l.upsert(newer.clone()).is_some());
+    assert_eq!(l.get(&n), Some(&newer));
+    assert_eq!(l.skills.len(), 3);
+    assert!(l.remove(&n).is_some());
+    assert!(l.remove(&n).is_none());
+    assert!(l.get(&n).is_none());
+}
+
+#[test]
+fn credentials_never_written() {
+    let mut l = Lockfile::default();
+    l.upsert(skill(
+        "x",
+        LockedSource::Git {
+            url: GitUrl::parse("https://user:tok@h/x.git").unwrap(),
+            commit: COMMIT.into(),
+        },
+        None,
+    ));
+    let text = l.to_toml_string();
+    assert!(!text.contains("tok"), "{text}");
+    assert!(parse(&text).is_ok());
+}
+
+#[test]
+fn parses_sources() {
+    let ok = [
+        "registry+http://127.0.0.1:7878",
+        "registry+https://skills.acme.internal/sub",
+        "git+https://github.com/acme/skills.git#0123456789abcdef0123456789abcdef01234567",
+        "git+ssh://git@host/x.git#0123456789abcdef0123456789abcdef01234567",
+        "git+git@host:org/x.git#0123456789abcdef0123456789abcdef01234567",
+        "path+./vendor/local-thing",
+    ];
+    for s in ok {
+        let src = LockedSource::parse(s).unwrap();
+        assert_eq!(src.to_string(), s);
+    }
+    let bad = [
+        ("registry+https://u:p@h", "credentials"),
+        ("registry+https://tok@h", "credentials"),
+        ("registry+ftp://h", "http"),
+        ("git+https://h/x.git", "no `#COMMIT`"),
+        ("git+https://h/x.git#0123abc", "40 lowercase hex"),
+        (
+            "git+https://h/x.git#0123456789ABCDEF0123456789abcdef01234567",
+            "40 lowercase hex",
+        ),
+        (
+            "git+https://h/x.git#0123456789abcdef0123456789abcdef012345678",
+            "40 lowercase hex",
+        ),
+        (
+            "git+https://u:tok@h/x.git#0123456789abcdef0123456789abcdef01234567",
+            "credentials",
+        ),
+        (
+            "git+http://h/x.git#0123456789abcdef0123456789abcdef01234567",
+            "http://",
+        ),
+        (
+            "git+ext::sh#0123456789abcdef0123456789abcdef01234567",
+            "ext::",
+        ),
+        ("path+", "empty"),
+        ("svn+x", "unknown source"),
+    ];
+    for (s, needle) in bad {
+        let e = LockedSource::parse(s).unwrap_err().to_string();
+        assert!(e.contains(needle), "{s}: {e}");
+        assert!(!e.contains("tok@") && !e.contains(":p@"), "{s}: {e}");
+    }
+}
+
+#[test]
+fn errors_name_file_and_line() {
+    let good = format!("sha256:{}", "a".repeat(64));
+    let entry = |extra: &str| {
+        format!(
+            "[[skill]]\nname = \"a\"\nversion = \"1.0.0\"\nsource = \"registry+https://r\"\nchecksum = \"{good}\"\n{extra}"
+        )
+    };
+    let cases: Vec<(String, usize, &str)> = vec![
+        ("version = 1\n[[skill]\n".into(), 2, "TOML syntax error"),
+        (
+            "# hi\n[[skill]]\nname = \"a\"\n".into(),
+            1,
+            "missing `version = 1`",
+        ),
+        (
+            "# hi\n\nversion = 2\n".into(),
+            3,
+            "unsupported lockfile version 2; upgrade skillpm",
+        ),
+        (
+            "version = \"1\"\n".into(),
+            1,
+            "`version` must be the integer 1",
+        ),
+        (
+            "version = 1\nextra = true\n".into(),
+            2,
+            "unknown key `extra` in the lockfile",
+        ),
+        (
+            "version = 1\nskill = 3\n".into(),
+            2,
+            "`skill` must be a list",
+        ),
+        (
+            format!("version = 1\n\n{}", entry("colour = \"red\"\n")),
+            8,
+            "unknown key `colour` in [[skill]]",
+        ),
+        (
+            "version = 1\n\n[[skill]]\nname = \"a\"\n".into(),
+            3,
+            "missing `version`",
+        ),
+        (
+            format!(
+                "version = 1\n\n{}",
+                entry("").replace("name = \"a\"", "name = \"A\"")
+            ),
+            4,
+            "invalid skill name `A`",
+        ),
+        (
+            format!("version = 1\n\n{}", entry("").replace("1.0.0", "^1")),
+            5,
+            "invalid version `^1`",
+        ),
+        (
+            format!("version = 1\n\n{}", entry("").replace(&good, "sha256:zz")),
+            7,
+            "invalid checksum",
+        ),
+        (
+            format!(
+                "version = 1\n\n{}",
+                entry("").replace("registry+https://r", "git+https://h/x#abc")
+            ),
+            6,
+            "expected 40 lowercase hex",
+        ),
+        (
+            format!(
+                "version = 1\n\n{}",
+                entry("").replace("registry+https://r", "registry+https://u:tok@r")
+            ),
+            6,
+            "credentials",
+        ),
+        (
+            format!("version = 1\n\n{}", entry("path = \"x\"\n")),
+            8,
+            "has `path` but is not a git source",
+        ),
+        (
+            format!("version = 1\n\n{}", entry("name2 = 1\n")),
+            8,
+            "unknown key `name2`",
+        ),
+        (
+            format!("version = 1\n\n{}\n{}", entry(""), entry("")),
+            10,
+            "skill `a` is listed more than once",
+        ),
+        (
+            format!(
+                "version = 1\n\n{}",
+                entry("").replace("checksum = ", "checksum = 5 #")
+            ),
+            7,
+            "`checksum` must be a string",
+        ),
+    ];
+    for (text, line, needle) in &cases {
+        let e = parse(text).unwrap_err();
+        let msg = e.to_string();
+        assert_eq!(e.line, *line, "{text:?}: {msg}");
+        assert!(msg.starts_with(&format!("skills.lock:{line}: ")), "{msg}");
+        assert!(msg.contains(needle), "{text:?}: {msg}");
+        assert!(!msg.contains('\n') && !msg.contains("tok@"), "{msg}");
+    }
+    let git = format!(
+        "version = 1\n[[skill]]\nname = \"a\"\nversion = \"1.0.0\"\nsource = \"git+https://h/x#{COMMIT}\"\npath = \"../up\"\nchecksum = \"{good}\"\n"
+    );
+    let e = parse(&git).unwrap_err();
+    assert_eq!(e.line, 6, "{e}");
+}
+
+#[test]
+fn truncated_input_never_panics() {
+    let text = Lockfile { skills: sample() }.to_toml_string();
+    for end in 0..=text.len() {
+        if let Some(prefix) = text.get(..end) {
+            if let Err(e) = parse(prefix) {
+                assert!(e.line >= 1 && e.line <= prefix.lines().count().max(1) + 1);
+            }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+use super::*;
+
+fn bad_char(spec: &str) -> (char, usize) {
+    match Spec::parse(spec) {
+        Err(SpecError::InvalidChar { ch, pos, .. }) => (ch, pos),
+        other => panic!("{spec:?}: expected InvalidChar, got {other:?}"),
+    }
+}
+
+#[test]
+fn rejects_each_metacharacter_with_position() {
+    for c in [
+        ' ', '"', '\'', ';', '|', '&', '$', '(', ')', '<', '>', '`', '*', '!', '#', '\n', '\t',
+        '\\', '%', '?', ',', '\0', '\u{7f}', 'é', '\u{202e}',
+    ] {
+        let spec = format!("foo{c}bar");
+        assert_eq!(bad_char(&spec), (c, 4), "{c:?}");
+    }
+    assert_eq!(bad_char("git+https://h/x;rm"), (';', 16));
+}
+
+#[test]
+fn error_message_names_char_and_position() {
+    let e = Spec::parse("foo;rm").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "invalid character ';' at position 4 in spec `foo;rm`; only A-Za-z0-9-_./:@+=~^ are allowed"
+    );
+    let e = Spec::parse("foo\nbar").unwrap_err().to_string();
+    assert!(
+        e.contains(r"'\n' at position 4") && e.contains(r"`foo\nbar`"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'));
+    let e = Spec::parse("caf\u{e9}").unwrap_err().to_string();
+    assert!(e.contains("U+00E9 at position 4"), "{e}");
+    let e = Spec::parse("a\u{7f}").unwrap_err().to_string();
+    assert!(e.contains("U+007F at position 2"), "{e}");
+}
+
+#[test]
+fn error_message_masks_credentials() {
+    let e = Spec::parse("git+https://u:s3cret@h/x y")
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("s3cret"), "{e}");
+}
+
+#[test]
+fn rejects_empty_and_leading_dash() {
+    assert!(matches!(Spec::parse(""), Err(SpecError::Empty { .. })));
+    for s in ["-x", "--upload-pack=x", "-oProxyCommand=x"] {
+        assert!(
+            matches!(Spec::parse(s), Err(SpecError::LeadingDash { .. })),
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn rejects_bad_transports() {
+    assert!(matches!(
+        Spec::parse("git+ext::sh -c x"),
+        Err(SpecError::InvalidChar { ch: ' ', .. })
+    ));
+    for (s, scheme) in [
+        ("git+ext::foo", "ext::"),
+        ("git+fd::3", "fd::"),
+        ("git+http://h/x.git", "http://"),
+        ("git+git://h/x.git", "git://"),
+        ("git+HTTPS://h/x.git", "HTTPS://"),
+    ] {
+        match Spec::parse(s) {
+            Err(SpecError::UnsupportedScheme { scheme: got, .. }) => assert_eq!(got, scheme),
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        Spec::parse("git+h/x.git"),
+        Err(SpecError::BadGitUrl { .. })
+    ));
+    assert!(matches!(
+        Spec::parse("git+h:x.git"),
+        Err(SpecError::BadGitUrl { .. })
+    ));
+    let e = Spec::parse("git+http://h/x").unwrap_err().to_string();
+    assert!(e.contains("`http://`"), "{e}");
+}
+
+#[test]
+fn rejects_option_injection_inside_urls() {
+    for s in [
+        "git+ssh://-oProxyCommand=x/y",
+        "git+ssh://git@-oProxyCommand=x/y",
+        "git+-u@h:x",
+        "git+git@-h:x",
+        "git+git@h:-x",
+        "git+https://h/-x",
+        "git+https://h/x.git@-v",
+        "git+https://h/x.git@",
+    ] {
+        assert!(Spec::parse(s).is_err(), "{s}");
+    }
+}
+
+#[test]
+fn parses_registry_specs() {
+    let cases = [
+        ("code-review", "*"),
+        ("code-review@^1", "^1"),
+        ("code-review@~1.2", "~1.2"),
+        ("code-review@=1.4.2", "=1.4.2"),
+        ("code-review@1.4.2", "^1.4.2"),
+    ];
+    for (s, req) in cases {
+        match Spec::parse(s) {
+            Ok(Spec::Registry {
+                name,
+                req: r,
+                registry,
+            }) => {
+                assert_eq!(name.as_str(), "code-review");
+                assert_eq!(r, VersionReq::parse(req).unwrap(), "{s}");
+                assert_eq!(registry, None);
+            }
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        Spec::parse("Code"),
+        Err(SpecError::BadName { .. })
+    ));
+    assert!(matches!(
+        Spec::parse("code@"),
+        Err(SpecError::BadVersionReq { .. })
+    ));
+    assert!(matches!(
+        Spec::parse("code@x.y"),
+        Err(SpecError::BadVersionReq { .. })
+    ));
+    assert!(matches!(
+        Spec::parse("a@1@2"),
+        Err(SpecError::BadVersionReq { .. })
+    ));
+    assert!(matches!(
+        Spec::parse("https://h/x.git"),
+        Err(SpecError::MissingGitPrefix { .. })
+    ));
+    assert!(matches!(
+        Spec::parse("git@h:x.git"),
+        Err(SpecError::MissingGitPrefix { .. })
+    ));
+}
+
+#[test]
+fn parses_path_specs() {
+    for s in ["./a", "../a/b", "/abs/dir", ".", ".."] {
+        assert_eq!(
+            Spec::parse(s),
+            Ok(Spec::Path {
+                path: s.to_string()
+            })
+        );
+    }
+}
+
+fn git(s: &str) -> (String, Option<String>) {
+    match Spec::parse(s) {
+        Ok(Spec::Git { url, reference }) => (
+            url.as_str().to_string(),
+            reference.map(|r| r.as_str().to_string()),
+        ),
+        other => panic!("{s}: {other:?}"),
+    }
+}
+
+#[test]
+fn splits_refs_for_every_url_shape() {
+    let r = |s: &str| Some(s.to_string());
+    let cases: &[(&str, &str, Option<String>)] = &[
+        ("git+https://h/o/r.git", "https://h/o/r.git", None),
+        (
+            "git+https://h/o/r.git@v1.2.0",
+            "https://h/o/r.git",
+            r("v1.2.0"),
+        ),
+        (
+            "git+https://u:t@h/o/r.git@main",
+            "https://u:t@h/o/r.git",
+            r("main"),
+        ),
+        ("git+https://h:8443/r@v1", "https://h:8443/r", r("v1")),
+        ("git+ssh://git@host/x.git", "ssh://git@host/x.git", None),
+        (
+            "git+ssh://git@host:22/x.git@v2",
+            "ssh://git@host:22/x.git",
+            r("v2"),
+        ),
+        ("git+git@host:org/x.git", "git@host:org/x.git", None),
+        ("git+git@host:org/x.git@v3", "git@host:org/x.git", r("v3")),
+        ("git+git@host:x.git@v4", "git@host:x.git", r("v4")),
+        ("git+file:///tmp/repo", "file:///tmp/repo", None),
+        (
+            "git+file:///tmp/repo@0123abc",
+            "file:///tmp/repo",
+            r("0123abc"),
+        ),
+    ];
+    for (spec, url, reference) in cases {
+        assert_eq!(git(spec), (url.to_string(), reference.clone()), "{spec}");
+    }
+}
+
+#[test]
+fn redacts_credentials() {
+    let cases = [
+        ("https://user:tok@host/x", "https://host/x", true),
+        ("https://tok@host/x", "https://host/x", true),
+        ("https://host:8443/x", "https://host:8443/x", false),
+        ("ssh://git@host/x.git", "ssh://git@host/x.git", false),
+        (
+            "ssh://git:pw@host:22/x.git",
+            "ssh://git@host:22/x.git",
+            true,
+        ),
+        ("git@host:org/x.git", "git@host:org/x.git", false),
+        ("file:///tmp/r", "file:///tmp/r", false),
+    ];
+    for (raw, red, secret) in cases {
+        let u = GitUrl::parse(raw).unwrap();
+        assert_eq!(u.redacted(), red);
+        assert_eq!(u.to_string(), red);
+        assert!(!format!("{u:?}").contains("tok"));
+        assert_eq!(u.has_credentials(), secret, "{raw}");
+        assert_eq!(u.as_str(), raw);
+    }
+    assert!(GitUrl::parse("file:///tmp/r").unwrap().is_file());
+    let spec = Spec::parse("git+https://u:tok@h/x@v1").unwrap();
+    assert_eq!(spec.to_string(), "git+https://h/x@v1");
+    assert!(!format!("{spec:?}").contains("tok"));
+}
+
+#[test]
+fn validates_subpaths_and_registry_urls() {
+    assert!(check_subpath("skills/foo").is_ok());
+    for s in ["", "/abs", "../x", "a/../b", "a\\b", "-x", "a/\n"] {
+        assert!(check_subpath(s).is_err(), "{s:?}");
+    }
+    assert!(check_registry_url("http://127.0.0.1:7878").is_ok());
+    assert!(check_registry_url("https://skills.acme.internal/x").is_ok());
+    for s in [
+        "ftp://h",
+        "https://u:p@h",
+        "https://u@h",
+        "nope",
+        "https://h/?a=b",
+    ] {
+        assert!(check_registry_url(s).is_err(), "{s}");
+    }
+    let e = check_registry_url("https://u:s3cret@h")
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("s3cret"), "{e}");
+}
+
+#[test]
+fn never_panics_and_redaction_is_stable() {
+    let tokens = [
+        "git+", "https://", "ssh://", "file://", "@", ":", "/", "-", "x", "::", "#", ".", "u:p@",
+        "\u{e9}", "1",
+    ];
+    let n = tokens.len();
+    for i in 0..n.pow(4) {
+        let mut s = String::new();
+        let mut k = i;
+        for _ in 0..4 {
+            s.push_str(tokens[k % n]);
+            k /= n;
+        }
+        if let Ok(Spec::Git { url, .. }) = Spec::parse(&s) {
+            let again = GitUrl::parse(&url.redacted()).unwrap();
+            assert_eq!(again.redacted(), url.redacted(), "{s}");
+            assert!(!again.has_credentials(), "{s}");
+        }
+        let _ = GitUrl::parse(&s);
+        let _ = check_registry_url(&s);
+        let _ = check_subpath(&s);
+    }
+}
