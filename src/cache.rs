@@ -11,10 +11,9 @@
 //! a future change of format starts a fresh bucket instead of misreading
 //! an old one.
 
-use crate::source::Verified;
 use sha2::{Digest, Sha256};
 use skillpm_core::archive::{self, Limits};
-use skillpm_core::checksum::Checksum;
+use skillpm_core::checksum::{Checksum, Verified};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -112,7 +111,7 @@ impl Cache {
 
     /// Reads a cached tarball. The bytes are not trusted: the cache is on
     /// disk where anything may have changed it, so callers verify them
-    /// (see [`crate::source::verify`]).
+    /// (see `source::verify`).
     pub fn read_tarball(&self, c: &Checksum) -> Option<Vec<u8>> {
         std::fs::read(self.tarball_path(c)).ok()
     }

@@ -3,7 +3,6 @@
 //! while resolving, or fetched from its source, in parallel.
 
 use crate::cache::{Cache, CacheError};
-use crate::error::Result;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::report::{Event, Reporter};
 use crate::source::{check_identity, verify, SourceError, Sources, Verified};
@@ -26,7 +25,7 @@ pub async fn prepare(
     needed: &[&LockedSkill],
     packed: &HashMap<Checksum, Vec<u8>>,
     reporter: &dyn Reporter,
-) -> Result<Prepared> {
+) -> Result<Prepared, SourceError> {
     let limits = Limits::default();
     let mut out = HashMap::new();
     let mut fetch = Vec::new();
@@ -112,15 +111,19 @@ async fn fetch_one(
 
 /// Unpacks a verified tarball into the cache, refusing a registry package
 /// whose `SKILL.md` is not the package the lock names.
-fn unpack(cache: &Cache, s: &LockedSkill, v: &Verified, limits: &Limits) -> Result<PathBuf> {
+fn unpack(
+    cache: &Cache,
+    s: &LockedSkill,
+    v: &Verified,
+    limits: &Limits,
+) -> Result<PathBuf, SourceError> {
     cache
         .ensure_tree(v, limits, |dir| check_identity(s, dir))
         .map_err(|e| match e {
             CacheError::Unpack(source) => SourceError::Refused {
                 package: format!("{}@{}", s.name, s.version),
                 source,
-            }
-            .into(),
+            },
             e => e.into(),
         })
 }

@@ -12,7 +12,8 @@ pub mod path;
 pub mod registry;
 mod verify;
 
-pub use verify::{check_identity, identify, verify, Verified};
+pub use skillpm_core::checksum::Verified;
+pub use verify::{check_identity, identify, verify};
 
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};

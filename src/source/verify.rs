@@ -8,44 +8,18 @@
 
 use super::SourceError;
 use crate::project::lockfile::{LockedSkill, LockedSource};
-use skillpm_core::checksum::Checksum;
+use skillpm_core::checksum::Verified;
 use skillpm_core::name::SkillName;
 use skillpm_core::skill;
 use std::path::Path;
 
-/// Tarball bytes whose sha256 equals the lock's checksum. Only [`verify`]
-/// makes one, so whatever takes a `Verified` cannot be handed unchecked
-/// bytes.
-#[derive(Debug, Clone)]
-pub struct Verified {
-    checksum: Checksum,
-    bytes: Vec<u8>,
-}
-
-impl Verified {
-    pub fn checksum(&self) -> &Checksum {
-        &self.checksum
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-}
-
 /// Checks `bytes` against `locked.checksum`. A mismatch is always fatal and
 /// names the package and both checksums.
 pub fn verify(locked: &LockedSkill, bytes: Vec<u8>) -> Result<Verified, SourceError> {
-    let actual = Checksum::of_bytes(&bytes);
-    if actual != locked.checksum {
-        return Err(SourceError::ChecksumMismatch {
-            package: format!("{}@{}", locked.name, locked.version),
-            expected: locked.checksum,
-            actual,
-        });
-    }
-    Ok(Verified {
-        checksum: actual,
-        bytes,
+    Verified::check(bytes, &locked.checksum).map_err(|actual| SourceError::ChecksumMismatch {
+        package: format!("{}@{}", locked.name, locked.version),
+        expected: locked.checksum,
+        actual,
     })
 }
 

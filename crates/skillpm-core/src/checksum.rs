@@ -12,6 +12,37 @@ use std::io::Read;
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Checksum([u8; 32]);
 
+/// Bytes whose sha256 equals an expected checksum. The only constructor
+/// hashes and compares, so whatever takes a `Verified` (the cache, the
+/// installer) cannot be handed unchecked bytes.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    checksum: Checksum,
+    bytes: Vec<u8>,
+}
+
+impl Verified {
+    /// Hashes `bytes`; `Err(actual)` when they are not `expected`.
+    pub fn check(bytes: Vec<u8>, expected: &Checksum) -> Result<Verified, Checksum> {
+        let actual = Checksum::of_bytes(&bytes);
+        if actual != *expected {
+            return Err(actual);
+        }
+        Ok(Verified {
+            checksum: actual,
+            bytes,
+        })
+    }
+
+    pub fn checksum(&self) -> &Checksum {
+        &self.checksum
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid checksum {0:?}: expected `sha256:` followed by 64 hex digits")]
 pub struct ChecksumError(pub String);
