@@ -2,9 +2,7 @@
 //! optional TOML config file, then the embedded default (`--data DIR`:
 //! `DIR/registry.db` and `DIR/blobs/`).
 
-use crate::blobs::{BlobStore, Blobs, S3Blobs};
-use crate::db::{Db, MetaStore};
-use crate::pg::PgStore;
+use crate::store::{BlobStore, Blobs, Db, MetaStore, PgStore, S3Blobs};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Deserialize;
@@ -87,8 +85,7 @@ fn ensure_dir(data: &Path) -> Result<()> {
 pub fn open_sqlite(data: &Path) -> Result<Db> {
     ensure_dir(data)?;
     let path = data.join("registry.db");
-    let conn = crate::db::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-    Ok(Db::new(conn))
+    Db::open(&path).with_context(|| format!("cannot open {}", path.display()))
 }
 
 impl Resolved {

@@ -4,18 +4,17 @@
 //! (`DIR/blobs/`, `DIR/registry.db`), or, for several stateless replicas,
 //! on PostgreSQL (`--database postgres://...`) and S3-compatible object
 //! storage (`--blobs s3://bucket/prefix`); see `config.rs` for the storage
-//! choice and `api.rs` for the HTTP surface.
+//! choice and `routes/` for the HTTP surface.
 
-mod api;
-mod blobs;
+mod auth;
 mod config;
-mod db;
 mod error;
 mod listen;
 mod migrate;
-mod pg;
-mod publish;
+mod routes;
 mod search;
+mod state;
+mod store;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -177,7 +176,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let addr = listener.local_addr()?;
     let base_url =
         public_url.or_else(|| (!addr.ip().is_unspecified()).then(|| format!("http://{addr}")));
-    let app = api::router(api::Inner {
+    let app = routes::router(state::Inner {
         db: meta,
         blobs,
         scratch: scratch.path().to_path_buf(),

@@ -7,9 +7,8 @@
 //! that is already there, so an interrupted run is finished by running it
 //! again.
 
-use crate::blobs::{BlobStore, Blobs, S3Blobs};
 use crate::config::is_postgres;
-use crate::pg::PgStore;
+use crate::store::{BlobStore, Blobs, Db, PgStore, S3Blobs};
 use anyhow::{bail, Context, Result};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use skillpm_core::checksum::Checksum;
@@ -32,15 +31,11 @@ pub async fn run(from: &Path, to: &str, blobs_url: &str) -> Result<()> {
     if !blobs_url.starts_with("s3://") {
         bail!("--blobs must be an s3://bucket/prefix URL");
     }
-    let dump = {
-        let p = db_path.clone();
-        tokio::task::spawn_blocking(move || -> Result<_> {
-            let conn =
-                crate::db::open(&p).with_context(|| format!("cannot open {}", p.display()))?;
-            crate::db::dump(&conn).with_context(|| format!("cannot read {}", p.display()))
-        })
-        .await??
-    };
+    let dump = Db::open(&db_path)
+        .with_context(|| format!("cannot open {}", db_path.display()))?
+        .dump()
+        .await
+        .with_context(|| format!("cannot read {}", db_path.display()))?;
     let source = Blobs::open(from).with_context(|| format!("cannot open {}", from.display()))?;
     let s3 = S3Blobs::from_url(blobs_url)?;
     s3.check().await?;

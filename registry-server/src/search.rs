@@ -8,7 +8,7 @@
 //! skills; a larger deployment would move this into the database's
 //! full-text index.
 
-use crate::db::SearchRow;
+use crate::store::SearchRow;
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::{SearchHit, SearchMeta, SearchResults};
 

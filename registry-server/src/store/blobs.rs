@@ -1,17 +1,12 @@
-//! The blob seam (`BlobStore`): content-addressed tarball storage, on the
-//! local file system (`DIR/blobs/<sha256 hex>`, the embedded default) or in
-//! S3-compatible object storage (`s3://bucket/prefix` →
-//! `prefix/blobs/<sha256 hex>`).
-//!
-//! Keys are the sha256 of the bytes, so two replicas uploading the same
-//! tarball at once write identical objects and neither can corrupt the
-//! other; the handler uploads before the metadata commit.
+//! Tarball storage: files on the local file system (`DIR/blobs/<sha256
+//! hex>`, the embedded default) or S3-compatible object storage
+//! (`s3://bucket/prefix` → `prefix/blobs/<sha256 hex>`).
 //!
 //! A blob is written to `tmp/`, fsynced and renamed into place before the
 //! database row that points at it commits, so after a crash every indexed
 //! version has its bytes (at worst an unreferenced blob is left behind).
 
-use crate::error::{ApiError, ApiResult};
+use super::{BlobStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use bytes::Bytes;
 use object_store::path::Path as ObjectPath;
@@ -22,30 +17,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[async_trait]
-pub trait BlobStore: Send + Sync + 'static {
-    /// Short description for logs (no credentials).
-    fn describe(&self) -> String;
-    /// Stores `bytes` under `sum` durably; storing the same bytes twice,
-    /// even at once from two processes, is harmless.
-    async fn put(&self, sum: &Checksum, bytes: Bytes) -> ApiResult<()>;
-    /// The bytes stored under `sum`, `None` when absent.
-    async fn get(&self, sum: &Checksum) -> ApiResult<Option<Bytes>>;
-}
-
-#[async_trait]
 impl BlobStore for Blobs {
     fn describe(&self) -> String {
         format!("files in {}", self.dir.display())
     }
-    async fn put(&self, sum: &Checksum, bytes: Bytes) -> ApiResult<()> {
+    async fn put(&self, sum: &Checksum, bytes: Bytes) -> StoreResult<()> {
         let (me, sum) = (self.clone(), *sum);
-        Ok(tokio::task::spawn_blocking(move || me.store(&sum, &bytes)).await??)
+        tokio::task::spawn_blocking(move || me.store(&sum, &bytes))
+            .await?
+            .map_err(|source| StoreError::Io { sum, source })
     }
-    async fn get(&self, sum: &Checksum) -> ApiResult<Option<Bytes>> {
+    async fn get(&self, sum: &Checksum) -> StoreResult<Option<Bytes>> {
         match tokio::fs::read(self.path(sum)).await {
             Ok(b) => Ok(Some(Bytes::from(b))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(ApiError::internal(format!("blob {sum}: {e}"))),
+            Err(source) => Err(StoreError::Io { sum: *sum, source }),
         }
     }
 }
@@ -132,13 +118,13 @@ impl BlobStore for S3Blobs {
     fn describe(&self) -> String {
         self.url.clone()
     }
-    async fn put(&self, sum: &Checksum, bytes: Bytes) -> ApiResult<()> {
+    async fn put(&self, sum: &Checksum, bytes: Bytes) -> StoreResult<()> {
         self.store
             .put(&self.key(sum), PutPayload::from_bytes(bytes))
             .await?;
         Ok(())
     }
-    async fn get(&self, sum: &Checksum) -> ApiResult<Option<Bytes>> {
+    async fn get(&self, sum: &Checksum) -> StoreResult<Option<Bytes>> {
         if let Some(b) = self.cache.lock().ok().and_then(|c| c.map.get(sum).cloned()) {
             return Ok(Some(b));
         }

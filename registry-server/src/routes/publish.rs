@@ -6,15 +6,16 @@
 //! refuse doomed uploads before storing anything, store the blob durably,
 //! and only then commit the row that makes the version visible.
 
-use crate::api::{authenticate, AppState};
-use crate::db::NewVersion;
+use crate::auth::authenticate;
 use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store::NewVersion;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header::CONTENT_LENGTH, HeaderMap};
 use axum::Json;
 use http_body_util::BodyExt;
-use skillpm_core::archive::{unpack_to_new_dir, Limits, UnpackError};
+use skillpm_core::archive::{unpack_to_new_dir, Limits};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::PublishResponse;
@@ -66,34 +67,28 @@ pub async fn publish(
 /// answering 413, because closing a socket with unread data makes the
 /// kernel reset the connection and the client would never see the status.
 async fn read_body(mut body: Body, headers: &HeaderMap, cap: u64) -> ApiResult<Vec<u8>> {
-    let too_large = || {
-        ApiError::too_large(format!(
-            "the upload is larger than this registry's limit of {cap} bytes"
-        ))
-    };
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > cap) {
         drain(body, cap).await;
-        return Err(too_large());
+        return Err(ApiError::UploadTooLarge(cap));
     }
     let mut out = Vec::new();
     while let Some(frame) = body.frame().await {
-        let frame =
-            frame.map_err(|e| ApiError::bad_request(format!("cannot read the upload: {e}")))?;
+        let frame = frame.map_err(ApiError::ReadBody)?;
         if let Ok(data) = frame.into_data() {
             if out.len() as u64 + data.len() as u64 > cap {
                 drain(body, cap).await;
-                return Err(too_large());
+                return Err(ApiError::UploadTooLarge(cap));
             }
             out.extend_from_slice(&data);
         }
     }
     if out.is_empty() {
-        return Err(ApiError::bad_request(
-            "the upload is empty; send the .tar.gz made by `skillpm pack` as the body",
+        return Err(ApiError::BadRequest(
+            "the upload is empty; send the .tar.gz made by `skillpm pack` as the body".into(),
         ));
     }
     Ok(out)
@@ -125,16 +120,6 @@ struct Meta {
     body: String,
 }
 
-fn unpack_error(e: UnpackError) -> ApiError {
-    match e {
-        UnpackError::CompressedTooLarge { .. }
-        | UnpackError::UnpackedTooLarge { .. }
-        | UnpackError::TooManyEntries { .. } => ApiError::too_large(format!("package: {e}")),
-        UnpackError::Io { .. } | UnpackError::BadDestination { .. } => ApiError::internal(e),
-        other => ApiError::bad_request(format!("package: {other}")),
-    }
-}
-
 fn at(line: Option<usize>, msg: impl std::fmt::Display) -> String {
     match line {
         Some(l) => format!("SKILL.md line {l}: {msg}"),
@@ -145,41 +130,36 @@ fn at(line: Option<usize>, msg: impl std::fmt::Display) -> String {
 /// Unpacks into a scratch dir (removed on return) and validates `SKILL.md`.
 /// Blocking.
 fn inspect(bytes: &[u8], tmp: &Path, limits: &Limits) -> ApiResult<Meta> {
-    let dir = unpack_to_new_dir(bytes, None, tmp, limits).map_err(unpack_error)?;
+    let dir = unpack_to_new_dir(bytes, None, tmp, limits)?;
     let file = ["SKILL.md", "skill.md"]
         .iter()
         .map(|f| dir.path().join(f))
         .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
-        .ok_or_else(|| ApiError::bad_request("package has no SKILL.md at its root"))?;
-    let doc = skill::read(&file).map_err(|e| {
-        ApiError::bad_request(match e.line() {
-            Some(l) => at(Some(l), &e),
-            None => at(None, &e),
-        })
-    })?;
+        .ok_or_else(|| ApiError::BadRequest("package has no SKILL.md at its root".into()))?;
+    let doc = skill::read(&file).map_err(|e| ApiError::BadRequest(at(e.line(), &e)))?;
     let errors: Vec<String> = check_doc(&doc, None)
         .into_iter()
         .filter(|(_, sev, _)| *sev == Severity::Error)
         .map(|(line, _, msg)| at(line, msg))
         .collect();
     if !errors.is_empty() {
-        return Err(ApiError::bad_request(errors.join("; ")));
+        return Err(ApiError::BadRequest(errors.join("; ")));
     }
     let raw_name = doc
         .name()
-        .ok_or_else(|| ApiError::bad_request(at(None, "`name` is required to publish")))?;
+        .ok_or_else(|| ApiError::BadRequest(at(None, "`name` is required to publish")))?;
     let name_line = doc.key_lines.get("name").copied();
     let skill_name = SkillName::new(raw_name)
-        .map_err(|e| ApiError::bad_request(at(name_line, format!("`name` {raw_name:?}: {e}"))))?;
+        .map_err(|e| ApiError::BadRequest(at(name_line, format!("`name` {raw_name:?}: {e}"))))?;
     let vers_line = doc.key_lines.get("version").copied();
     let raw_vers = doc.version().ok_or_else(|| {
-        ApiError::bad_request(at(
+        ApiError::BadRequest(at(
             None,
             "`version` is required to publish (semver, e.g. `version: 1.0.0`)",
         ))
     })?;
     let vers = semver::Version::parse(raw_vers.trim()).map_err(|e| {
-        ApiError::bad_request(at(
+        ApiError::BadRequest(at(
             vers_line,
             format!("`version` {raw_vers:?} is not a semver version: {e}"),
         ))

@@ -10,67 +10,21 @@
 //! start-up under `pg_advisory_lock`, so replicas starting together apply
 //! each migration once.
 
-use crate::db::{
-    exists, last_owner, newest_per_name, no_skill, no_user, no_version, not_owner, now, token_hash,
-    Dump, MetaStore, NewVersion, SearchRow, VersionRow,
+use super::{
+    newest_per_name, now, token_hash, vers_key, Dump, MetaStore, NewVersion, SearchRow, StoreError,
+    StoreResult, VersionRow,
 };
-use crate::error::ApiResult;
 use anyhow::Context;
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{GenericClient, NoTls};
 
-/// Key of the advisory lock held while migrating ("skillpm" in ASCII).
-const MIGRATION_LOCK: i64 = 0x0073_6b69_6c6c_706d;
-
-/// Applied in order, each once, inside its own transaction.
-const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    "
-CREATE TABLE packages (
-    name    TEXT PRIMARY KEY,
-    created BIGINT NOT NULL
-);
-CREATE TABLE versions (
-    id          BIGSERIAL PRIMARY KEY,
-    name        TEXT NOT NULL REFERENCES packages(name),
-    vers        TEXT NOT NULL,
-    vers_key    TEXT NOT NULL,
-    cksum       TEXT NOT NULL,
-    yanked      BOOLEAN NOT NULL DEFAULT FALSE,
-    description TEXT NOT NULL,
-    requires    TEXT NOT NULL DEFAULT '{}',
-    body        TEXT NOT NULL DEFAULT '',
-    published   BIGINT NOT NULL,
-    UNIQUE (name, vers),
-    UNIQUE (name, vers_key)
-);
-CREATE TABLE owners (
-    name  TEXT NOT NULL REFERENCES packages(name),
-    login TEXT NOT NULL,
-    PRIMARY KEY (name, login)
-);
-CREATE TABLE tokens (
-    hash    TEXT PRIMARY KEY,
-    login   TEXT NOT NULL,
-    created BIGINT NOT NULL,
-    revoked BIGINT
-);
-CREATE INDEX tokens_login ON tokens (login);
-",
-)];
+mod schema;
 
 pub struct PgStore {
     pool: Pool,
     desc: String,
-}
-
-/// The version as semver resolution sees it: build metadata dropped.
-pub fn vers_key(v: &semver::Version) -> String {
-    let mut k = semver::Version::new(v.major, v.minor, v.patch);
-    k.pre = v.pre.clone();
-    k.to_string()
 }
 
 /// `postgres://user@host:port/db` without password or query, for logs.
@@ -106,52 +60,10 @@ impl PgStore {
             pool,
             desc: describe(url),
         };
-        store
-            .migrate()
+        schema::migrate(&store.pool)
             .await
             .with_context(|| format!("cannot prepare the schema in {}", store.desc))?;
         Ok(store)
-    }
-
-    async fn migrate(&self) -> anyhow::Result<()> {
-        let mut client = self.pool.get().await?;
-        client
-            .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
-            .await?;
-        let res: Result<(), tokio_postgres::Error> = async {
-            client
-                .batch_execute(
-                    "CREATE TABLE IF NOT EXISTS skillpm_migrations (
-                         version INTEGER PRIMARY KEY,
-                         applied BIGINT NOT NULL)",
-                )
-                .await?;
-            for (version, sql) in MIGRATIONS {
-                let tx = client.transaction().await?;
-                let done = tx
-                    .query_opt(
-                        "SELECT 1 FROM skillpm_migrations WHERE version = $1",
-                        &[version],
-                    )
-                    .await?
-                    .is_some();
-                if !done {
-                    tx.batch_execute(sql).await?;
-                    tx.execute(
-                        "INSERT INTO skillpm_migrations (version, applied) VALUES ($1, $2)",
-                        &[version, &now()],
-                    )
-                    .await?;
-                }
-                tx.commit().await?;
-            }
-            Ok(())
-        }
-        .await;
-        let _ = client
-            .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
-            .await;
-        Ok(res?)
     }
 
     /// Copies an embedded registry's rows in one transaction. Idempotent:
@@ -237,7 +149,7 @@ impl PgStore {
     }
 }
 
-async fn package_exists<C: GenericClient + Sync>(c: &C, name: &str) -> ApiResult<bool> {
+async fn package_exists<C: GenericClient + Sync>(c: &C, name: &str) -> StoreResult<bool> {
     Ok(c.query_one(
         "SELECT EXISTS (SELECT 1 FROM packages WHERE name = $1)",
         &[&name],
@@ -246,7 +158,7 @@ async fn package_exists<C: GenericClient + Sync>(c: &C, name: &str) -> ApiResult
     .get(0))
 }
 
-async fn is_owner<C: GenericClient + Sync>(c: &C, name: &str, user: &str) -> ApiResult<bool> {
+async fn is_owner<C: GenericClient + Sync>(c: &C, name: &str, user: &str) -> StoreResult<bool> {
     Ok(c.query_one(
         "SELECT EXISTS (SELECT 1 FROM owners WHERE name = $1 AND login = $2)",
         &[&name, &user],
@@ -255,12 +167,12 @@ async fn is_owner<C: GenericClient + Sync>(c: &C, name: &str, user: &str) -> Api
     .get(0))
 }
 
-async fn require_owner<C: GenericClient + Sync>(c: &C, name: &str, user: &str) -> ApiResult<()> {
+async fn require_owner<C: GenericClient + Sync>(c: &C, name: &str, user: &str) -> StoreResult<()> {
     if !package_exists(c, name).await? {
-        return Err(no_skill(name));
+        return Err(StoreError::NoSkill(name.to_string()));
     }
     if !is_owner(c, name, user).await? {
-        return Err(not_owner(name, user));
+        return Err(StoreError::not_owner(name, user));
     }
     Ok(())
 }
@@ -271,7 +183,7 @@ impl MetaStore for PgStore {
         self.desc.clone()
     }
 
-    async fn token_user(&self, token: &str) -> ApiResult<Option<String>> {
+    async fn token_user(&self, token: &str) -> StoreResult<Option<String>> {
         let c = self.pool.get().await?;
         let st = c
             .prepare_cached("SELECT login FROM tokens WHERE hash = $1 AND revoked IS NULL")
@@ -281,7 +193,7 @@ impl MetaStore for PgStore {
             .map(|r| r.get(0)))
     }
 
-    async fn create_token(&self, user: &str, token: &str) -> ApiResult<()> {
+    async fn create_token(&self, user: &str, token: &str) -> StoreResult<()> {
         let c = self.pool.get().await?;
         c.execute(
             "INSERT INTO tokens (hash, login, created) VALUES ($1, $2, $3)",
@@ -291,7 +203,7 @@ impl MetaStore for PgStore {
         Ok(())
     }
 
-    async fn revoke_token(&self, token: &str) -> ApiResult<bool> {
+    async fn revoke_token(&self, token: &str) -> StoreResult<bool> {
         let c = self.pool.get().await?;
         let n = c
             .execute(
@@ -302,7 +214,7 @@ impl MetaStore for PgStore {
         Ok(n > 0)
     }
 
-    async fn versions(&self, name: &str) -> ApiResult<Vec<VersionRow>> {
+    async fn versions(&self, name: &str) -> StoreResult<Vec<VersionRow>> {
         let c = self.pool.get().await?;
         let st = c
             .prepare_cached(
@@ -324,7 +236,7 @@ impl MetaStore for PgStore {
             .collect())
     }
 
-    async fn cksum_of(&self, name: &str, vers: &str) -> ApiResult<Option<String>> {
+    async fn cksum_of(&self, name: &str, vers: &str) -> StoreResult<Option<String>> {
         let c = self.pool.get().await?;
         let st = c
             .prepare_cached("SELECT cksum FROM versions WHERE name = $1 AND vers = $2")
@@ -332,27 +244,27 @@ impl MetaStore for PgStore {
         Ok(c.query_opt(&st, &[&name, &vers]).await?.map(|r| r.get(0)))
     }
 
-    async fn set_yanked(&self, name: &str, vers: &str, user: &str, yanked: bool) -> ApiResult<()> {
+    async fn set_yanked(&self, name: &str, vers: &str, user: &str, yank: bool) -> StoreResult<()> {
         let c = self.pool.get().await?;
         let c: &tokio_postgres::Client = &c;
         require_owner(c, name, user).await?;
         let n = c
             .execute(
                 "UPDATE versions SET yanked = $3 WHERE name = $1 AND vers = $2",
-                &[&name, &vers, &yanked],
+                &[&name, &vers, &yank],
             )
             .await?;
         if n == 0 {
-            return Err(no_version(name, vers));
+            return Err(StoreError::no_version(name, vers));
         }
         Ok(())
     }
 
-    async fn owners(&self, name: &str) -> ApiResult<Vec<String>> {
+    async fn owners(&self, name: &str) -> StoreResult<Vec<String>> {
         let c = self.pool.get().await?;
         let c: &tokio_postgres::Client = &c;
         if !package_exists(c, name).await? {
-            return Err(no_skill(name));
+            return Err(StoreError::NoSkill(name.to_string()));
         }
         Ok(c.query(
             "SELECT login FROM owners WHERE name = $1 ORDER BY login",
@@ -364,7 +276,7 @@ impl MetaStore for PgStore {
         .collect())
     }
 
-    async fn add_owners(&self, name: &str, user: &str, users: &[String]) -> ApiResult<()> {
+    async fn add_owners(&self, name: &str, user: &str, users: &[String]) -> StoreResult<()> {
         let mut c = self.pool.get().await?;
         let tx = c.transaction().await?;
         let t: &tokio_postgres::Transaction = &tx;
@@ -378,7 +290,7 @@ impl MetaStore for PgStore {
                 .await?
                 .get(0);
             if !known {
-                return Err(no_user(u));
+                return Err(StoreError::NoUser(u.clone()));
             }
             t.execute(
                 "INSERT INTO owners (name, login) VALUES ($1, $2) ON CONFLICT DO NOTHING",
@@ -390,7 +302,7 @@ impl MetaStore for PgStore {
         Ok(())
     }
 
-    async fn remove_owners(&self, name: &str, user: &str, users: &[String]) -> ApiResult<()> {
+    async fn remove_owners(&self, name: &str, user: &str, users: &[String]) -> StoreResult<()> {
         let mut c = self.pool.get().await?;
         let tx = c.transaction().await?;
         let t: &tokio_postgres::Transaction = &tx;
@@ -414,17 +326,17 @@ impl MetaStore for PgStore {
             .get(0);
         if left == 0 {
             // Dropping the transaction rolls the deletes back.
-            return Err(last_owner(name));
+            return Err(StoreError::LastOwner(name.to_string()));
         }
         tx.commit().await?;
         Ok(())
     }
 
-    async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> ApiResult<()> {
+    async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> StoreResult<()> {
         let c = self.pool.get().await?;
         let c: &tokio_postgres::Client = &c;
         if package_exists(c, name).await? && !is_owner(c, name, user).await? {
-            return Err(not_owner(name, user));
+            return Err(StoreError::not_owner(name, user));
         }
         if let Some(r) = c
             .query_opt(
@@ -433,12 +345,12 @@ impl MetaStore for PgStore {
             )
             .await?
         {
-            return Err(exists(name, r.get(0)));
+            return Err(StoreError::version_exists(name, r.get(0)));
         }
         Ok(())
     }
 
-    async fn insert_version(&self, v: &NewVersion, user: &str) -> ApiResult<()> {
+    async fn insert_version(&self, v: &NewVersion, user: &str) -> StoreResult<()> {
         let mut c = self.pool.get().await?;
         let tx = c.transaction().await?;
         let t: &tokio_postgres::Transaction = &tx;
@@ -458,7 +370,7 @@ impl MetaStore for PgStore {
             )
             .await?;
         } else if !is_owner(t, &v.name, user).await? {
-            return Err(not_owner(&v.name, user));
+            return Err(StoreError::not_owner(&v.name, user));
         }
         let vers = v.vers.to_string();
         let res = t
@@ -481,7 +393,7 @@ impl MetaStore for PgStore {
         match res {
             Ok(_) => {}
             Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
-                return Err(exists(&v.name, &vers));
+                return Err(StoreError::version_exists(&v.name, &vers));
             }
             Err(e) => return Err(e.into()),
         }
@@ -489,7 +401,7 @@ impl MetaStore for PgStore {
         Ok(())
     }
 
-    async fn search_rows(&self) -> ApiResult<Vec<SearchRow>> {
+    async fn search_rows(&self) -> StoreResult<Vec<SearchRow>> {
         let c = self.pool.get().await?;
         let rows = c
             .query(

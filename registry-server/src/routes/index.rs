@@ -1,0 +1,84 @@
+//! `GET /index/<name>`: every version of a package, with an `ETag` so
+//! clients revalidate with `If-None-Match` and get `304` when unchanged.
+
+use super::params::parse_name;
+use crate::error::{ApiError, ApiResult, BoxError};
+use crate::state::AppState;
+use crate::store::StoreError;
+use axum::extract::{Path, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+use skillpm_core::checksum::Checksum;
+use skillpm_core::protocol::{IndexFile, IndexVersion};
+
+pub async fn index(
+    State(st): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let name = parse_name(&name)?;
+    let rows = st.db.versions(name.as_str()).await?;
+    if rows.is_empty() {
+        return Err(StoreError::NoSkill(name.to_string()).into());
+    }
+    let mut versions = Vec::with_capacity(rows.len());
+    for r in rows {
+        let corrupt =
+            |e: BoxError| ApiError::internal(format!("corrupt row for {name}@{}", r.vers), e);
+        let vers = semver::Version::parse(&r.vers).map_err(|e| corrupt(e.into()))?;
+        let cksum = Checksum::parse(&r.cksum).map_err(|e| corrupt(e.into()))?;
+        versions.push(IndexVersion {
+            name: name.clone(),
+            vers,
+            cksum,
+            yanked: r.yanked,
+            description: r.description,
+            requires: serde_json::from_str(&r.requires).unwrap_or_default(),
+            deps: Vec::new(),
+            published: rfc3339(r.published),
+        });
+    }
+    versions.sort_by(|a, b| a.vers.cmp(&b.vers));
+    let body = serde_json::to_vec(&IndexFile { name, versions })
+        .map_err(|e| ApiError::internal("cannot encode the index", e))?;
+    let etag = format!("\"{}\"", hex::encode(Sha256::digest(&body)));
+    let cache = HeaderValue::from_static("public, max-age=0, must-revalidate");
+    let etag_value = HeaderValue::from_str(&etag)
+        .map_err(|e| ApiError::internal("cannot encode the ETag", e))?;
+    if etag_matches(&headers, &etag) {
+        return Ok((
+            StatusCode::NOT_MODIFIED,
+            [(ETAG, etag_value), (CACHE_CONTROL, cache)],
+        )
+            .into_response());
+    }
+    Ok((
+        [
+            (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+            (ETAG, etag_value),
+            (CACHE_CONTROL, cache),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+fn rfc3339(t: i64) -> Option<String> {
+    time::OffsetDateTime::from_unix_timestamp(t)
+        .ok()?
+        .format(&time::format_description::well_known::Rfc3339)
+        .ok()
+}
+
+/// Weak validators (`W/"..."`) match too: the body is the same either way.
+fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get_all(IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim())
+        .any(|t| t == "*" || t.trim_start_matches("W/") == etag)
+}

@@ -1,0 +1,43 @@
+//! The HTTP surface: which handler serves which path (see DESIGN.md,
+//! "Registry protocol"). One file per endpoint group below.
+
+mod discovery;
+mod download;
+mod index;
+mod owners;
+mod params;
+mod publish;
+mod search;
+mod yank;
+
+use crate::error::ApiError;
+use crate::state::{AppState, Inner};
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{delete, get, put};
+use axum::Router;
+
+pub fn router(inner: Inner) -> Router {
+    let max_upload = inner.max_upload;
+    Router::new()
+        .route("/health", get(discovery::health))
+        .route("/config.json", get(discovery::config))
+        .route("/index/{name}", get(index::index))
+        .route("/api/v1/skills/new", put(publish::publish))
+        .route(
+            "/api/v1/skills/{name}/{version}/download",
+            get(download::download),
+        )
+        .route("/api/v1/skills/{name}/{version}/yank", delete(yank::yank))
+        .route("/api/v1/skills/{name}/{version}/unyank", put(yank::unyank))
+        .route(
+            "/api/v1/skills/{name}/owners",
+            get(owners::list).put(owners::add).delete(owners::remove),
+        )
+        .route("/api/v1/search", get(search::search))
+        .fallback(|| async { ApiError::NoEndpoint })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(
+            usize::try_from(max_upload).unwrap_or(usize::MAX),
+        ))
+        .with_state(AppState::new(inner))
+}

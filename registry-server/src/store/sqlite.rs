@@ -1,0 +1,417 @@
+//! The embedded metadata store: SQLite in `DIR/registry.db`.
+//!
+//! One connection behind a mutex, used only from `spawn_blocking`: SQLite
+//! serialises writers anyway, and a single writer makes "exactly one of N
+//! concurrent publishes wins" a property of the `UNIQUE(name, vers)`
+//! constraint inside an immediate transaction rather than of timing.
+
+use super::{
+    newest_per_name, now, token_hash, vers_key, Dump, FullVersion, MetaStore, NewVersion,
+    SearchRow, StoreError, StoreResult, VersionRow,
+};
+use async_trait::async_trait;
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS packages (
+    name    TEXT PRIMARY KEY,
+    created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL REFERENCES packages(name),
+    vers        TEXT NOT NULL,
+    cksum       TEXT NOT NULL,
+    yanked      INTEGER NOT NULL DEFAULT 0,
+    description TEXT NOT NULL,
+    requires    TEXT NOT NULL DEFAULT '{}',
+    body        TEXT NOT NULL DEFAULT '',
+    published   INTEGER NOT NULL,
+    UNIQUE (name, vers)
+);
+CREATE TABLE IF NOT EXISTS owners (
+    name TEXT NOT NULL REFERENCES packages(name),
+    user TEXT NOT NULL,
+    PRIMARY KEY (name, user)
+);
+CREATE TABLE IF NOT EXISTS tokens (
+    hash    TEXT PRIMARY KEY,
+    user    TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    revoked INTEGER
+);
+";
+
+#[derive(Clone)]
+pub struct Db(Arc<Mutex<Connection>>);
+
+impl Db {
+    /// Opens (creating if needed) the database file with durable settings.
+    pub fn open(path: &Path) -> rusqlite::Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // FULL: a commit that returned has reached the disk, so a publish the
+        // client saw succeed survives a crash of the machine, not just of us.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Db(Arc::new(Mutex::new(conn))))
+    }
+
+    /// Runs `f` on the connection off the async runtime, because every
+    /// SQLite call may block on the disk.
+    async fn call<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let db = self.0.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = db.lock().map_err(|_| StoreError::Poisoned)?;
+            f(&mut conn)
+        })
+        .await?
+    }
+
+    /// Everything this registry holds, for `migrate`.
+    pub async fn dump(&self) -> StoreResult<Dump> {
+        self.call(|c| Ok(dump(c)?)).await
+    }
+}
+
+/// A user exists once a token was ever issued for them.
+fn user_exists(conn: &Connection, user: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM tokens WHERE user = ?1)",
+        params![user],
+        |r| r.get(0),
+    )
+}
+
+fn package_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM packages WHERE name = ?1)",
+        params![name],
+        |r| r.get(0),
+    )
+}
+
+fn is_owner(conn: &Connection, name: &str, user: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM owners WHERE name = ?1 AND user = ?2)",
+        params![name, user],
+        |r| r.get(0),
+    )
+}
+
+/// `NoSkill` before `NotOwner`, so a stranger learns only that the name is
+/// taken, which the index shows anyway.
+fn require_owner(conn: &Connection, name: &str, user: &str) -> StoreResult<()> {
+    if !package_exists(conn, name)? {
+        return Err(StoreError::NoSkill(name.to_string()));
+    }
+    if !is_owner(conn, name, user)? {
+        return Err(StoreError::not_owner(name, user));
+    }
+    Ok(())
+}
+
+/// Ownership and version clash, shared by the precheck and the insert so
+/// both refuse the same uploads.
+fn check_publish(
+    conn: &Connection,
+    name: &str,
+    vers: &semver::Version,
+    user: &str,
+) -> StoreResult<()> {
+    if package_exists(conn, name)? && !is_owner(conn, name, user)? {
+        return Err(StoreError::not_owner(name, user));
+    }
+    let key = vers_key(vers);
+    let mut stmt = conn.prepare("SELECT vers FROM versions WHERE name = ?1")?;
+    let existing = stmt
+        .query_map(params![name], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for e in existing {
+        if semver::Version::parse(&e).is_ok_and(|ev| vers_key(&ev) == key) {
+            return Err(StoreError::version_exists(name, &e));
+        }
+    }
+    Ok(())
+}
+
+/// Records a version; the first publisher of a name becomes its owner.
+fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreResult<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now();
+    check_publish(&tx, &v.name, &v.vers, user)?;
+    if !package_exists(&tx, &v.name)? {
+        tx.execute(
+            "INSERT INTO packages (name, created) VALUES (?1, ?2)",
+            params![v.name, now],
+        )?;
+        tx.execute(
+            "INSERT INTO owners (name, user) VALUES (?1, ?2)",
+            params![v.name, user],
+        )?;
+    }
+    let vers = v.vers.to_string();
+    let res = tx.execute(
+        "INSERT INTO versions (name, vers, cksum, yanked, description, requires, body, published)
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7)",
+        params![
+            v.name,
+            vers,
+            v.cksum,
+            v.description,
+            v.requires,
+            v.body,
+            now
+        ],
+    );
+    match res {
+        Ok(_) => {}
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation => {
+            return Err(StoreError::version_exists(&v.name, &vers));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Removes owners unless that would leave the package without one.
+fn remove_owners(conn: &mut Connection, name: &str, users: &[String]) -> StoreResult<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for u in users {
+        tx.execute(
+            "DELETE FROM owners WHERE name = ?1 AND user = ?2",
+            params![name, u],
+        )?;
+    }
+    let left: i64 = tx.query_row(
+        "SELECT COUNT(*) FROM owners WHERE name = ?1",
+        params![name],
+        |r| r.get(0),
+    )?;
+    if left == 0 {
+        // Dropping the transaction rolls the deletes back.
+        return Err(StoreError::LastOwner(name.to_string()));
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+fn add_owners(conn: &mut Connection, name: &str, users: &[String]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    for u in users {
+        tx.execute(
+            "INSERT OR IGNORE INTO owners (name, user) VALUES (?1, ?2)",
+            params![name, u],
+        )?;
+    }
+    tx.commit()
+}
+
+fn owners(conn: &Connection, name: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT user FROM owners WHERE name = ?1 ORDER BY user")?;
+    let rows = stmt.query_map(params![name], |r| r.get(0))?;
+    rows.collect()
+}
+
+fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> {
+    let mut stmt = conn.prepare(
+        "SELECT vers, cksum, yanked, description, requires, published
+         FROM versions WHERE name = ?1",
+    )?;
+    let rows = stmt.query_map(params![name], |r| {
+        Ok(VersionRow {
+            vers: r.get(0)?,
+            cksum: r.get(1)?,
+            yanked: r.get::<_, i64>(2)? != 0,
+            description: r.get(3)?,
+            requires: r.get(4)?,
+            published: r.get(5)?,
+        })
+    })?;
+    rows.collect()
+}
+
+fn search_rows(conn: &Connection) -> rusqlite::Result<Vec<SearchRow>> {
+    let mut stmt = conn.prepare(
+        "SELECT name, vers, description, body FROM versions WHERE yanked = 0 ORDER BY name",
+    )?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(newest_per_name(rows))
+}
+
+#[async_trait]
+impl MetaStore for Db {
+    fn describe(&self) -> String {
+        "sqlite".to_string()
+    }
+
+    async fn token_user(&self, token: &str) -> StoreResult<Option<String>> {
+        let hash = token_hash(token);
+        self.call(move |c| {
+            Ok(c.query_row(
+                "SELECT user FROM tokens WHERE hash = ?1 AND revoked IS NULL",
+                params![hash],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+        .await
+    }
+
+    async fn create_token(&self, user: &str, token: &str) -> StoreResult<()> {
+        let (user, hash) = (user.to_string(), token_hash(token));
+        self.call(move |c| {
+            c.execute(
+                "INSERT INTO tokens (hash, user, created) VALUES (?1, ?2, ?3)",
+                params![hash, user, now()],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn revoke_token(&self, token: &str) -> StoreResult<bool> {
+        let hash = token_hash(token);
+        self.call(move |c| {
+            let n = c.execute(
+                "UPDATE tokens SET revoked = ?2 WHERE hash = ?1 AND revoked IS NULL",
+                params![hash, now()],
+            )?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn versions(&self, name: &str) -> StoreResult<Vec<VersionRow>> {
+        let name = name.to_string();
+        self.call(move |c| Ok(versions(c, &name)?)).await
+    }
+
+    async fn cksum_of(&self, name: &str, vers: &str) -> StoreResult<Option<String>> {
+        let (name, vers) = (name.to_string(), vers.to_string());
+        self.call(move |c| {
+            Ok(c.query_row(
+                "SELECT cksum FROM versions WHERE name = ?1 AND vers = ?2",
+                params![name, vers],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+        .await
+    }
+
+    async fn set_yanked(&self, name: &str, vers: &str, user: &str, yank: bool) -> StoreResult<()> {
+        let (name, vers, user) = (name.to_string(), vers.to_string(), user.to_string());
+        self.call(move |c| {
+            require_owner(c, &name, &user)?;
+            let n = c.execute(
+                "UPDATE versions SET yanked = ?3 WHERE name = ?1 AND vers = ?2",
+                params![name, vers, yank as i64],
+            )?;
+            if n == 0 {
+                return Err(StoreError::no_version(&name, &vers));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn owners(&self, name: &str) -> StoreResult<Vec<String>> {
+        let name = name.to_string();
+        self.call(move |c| {
+            if !package_exists(c, &name)? {
+                return Err(StoreError::NoSkill(name));
+            }
+            Ok(owners(c, &name)?)
+        })
+        .await
+    }
+
+    async fn add_owners(&self, name: &str, user: &str, users: &[String]) -> StoreResult<()> {
+        let (name, user, users) = (name.to_string(), user.to_string(), users.to_vec());
+        self.call(move |c| {
+            require_owner(c, &name, &user)?;
+            for u in &users {
+                if !user_exists(c, u)? {
+                    return Err(StoreError::NoUser(u.clone()));
+                }
+            }
+            Ok(add_owners(c, &name, &users)?)
+        })
+        .await
+    }
+
+    async fn remove_owners(&self, name: &str, user: &str, users: &[String]) -> StoreResult<()> {
+        let (name, user, users) = (name.to_string(), user.to_string(), users.to_vec());
+        self.call(move |c| {
+            require_owner(c, &name, &user)?;
+            remove_owners(c, &name, &users)
+        })
+        .await
+    }
+
+    async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> StoreResult<()> {
+        let (name, vers, user) = (name.to_string(), vers.clone(), user.to_string());
+        self.call(move |c| check_publish(c, &name, &vers, &user))
+            .await
+    }
+
+    async fn insert_version(&self, v: &NewVersion, user: &str) -> StoreResult<()> {
+        let (v, user) = (v.clone(), user.to_string());
+        self.call(move |c| insert_version(c, &v, &user)).await
+    }
+
+    async fn search_rows(&self) -> StoreResult<Vec<SearchRow>> {
+        self.call(|c| Ok(search_rows(c)?)).await
+    }
+}
+
+fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
+    let packages = conn
+        .prepare("SELECT name, created FROM packages ORDER BY name")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let owners = conn
+        .prepare("SELECT name, user FROM owners ORDER BY name, user")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let tokens = conn
+        .prepare("SELECT hash, user, created, revoked FROM tokens ORDER BY hash")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let versions = conn
+        .prepare(
+            "SELECT name, vers, cksum, yanked, description, requires, body, published
+             FROM versions ORDER BY name, id",
+        )?
+        .query_map([], |r| {
+            Ok(FullVersion {
+                name: r.get(0)?,
+                vers: r.get(1)?,
+                cksum: r.get(2)?,
+                yanked: r.get::<_, i64>(3)? != 0,
+                description: r.get(4)?,
+                requires: r.get(5)?,
+                body: r.get(6)?,
+                published: r.get(7)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Dump {
+        packages,
+        owners,
+        tokens,
+        versions,
+    })
+}
