@@ -1,5 +1,11 @@
 use super::*;
+use flate2::read::GzDecoder;
+use flate2::{Compression, GzBuilder};
 use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::Path;
+use tar::{Builder, EntryType, Header};
 
 // ----- helpers ---------------------------------------------------------
 

@@ -1,0 +1,205 @@
+//! Deterministic packing: the same tree always yields byte-identical
+//! `.tar.gz` output, so the archive's sha256 identifies the tree.
+
+use super::entry_path::validate_path;
+use super::{Limits, PackError, MAX_DEPTH};
+use crate::checksum::Checksum;
+use flate2::{Compression, GzBuilder};
+use std::collections::HashMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use tar::{Builder, EntryType, Header};
+
+/// Fixed modification time written into every tar header.
+const FIXED_MTIME: u64 = 0;
+
+enum PackItemKind {
+    Dir,
+    File { source: PathBuf, executable: bool },
+}
+
+struct PackItem {
+    /// Archive name: `/`-separated, relative, directories end with `/`.
+    name: String,
+    kind: PackItemKind,
+}
+
+fn io_pack(path: &Path) -> impl FnOnce(io::Error) -> PackError + '_ {
+    move |source| PackError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &fs::Metadata) -> bool {
+    false
+}
+
+fn collect(
+    dir: &Path,
+    prefix: &str,
+    skip: &[&str],
+    out: &mut Vec<PackItem>,
+) -> Result<(), PackError> {
+    // Stop descending early; `pack_dir` reports the over-deep path.
+    if prefix.matches('/').count() > MAX_DEPTH {
+        return Ok(());
+    }
+    let rd = fs::read_dir(dir).map_err(io_pack(dir))?;
+    for entry in rd {
+        let entry = entry.map_err(io_pack(dir))?;
+        let path = entry.path();
+        let name_os = entry.file_name();
+        let Some(name) = name_os.to_str() else {
+            return Err(PackError::NonUtf8Name { path });
+        };
+        if name == ".git" || (prefix.is_empty() && skip.contains(&name)) {
+            continue;
+        }
+        let rel = format!("{prefix}{name}");
+        let ft = entry.file_type().map_err(io_pack(&path))?;
+        if ft.is_symlink() {
+            return Err(PackError::Symlink { path });
+        } else if ft.is_dir() {
+            out.push(PackItem {
+                name: format!("{rel}/"),
+                kind: PackItemKind::Dir,
+            });
+            collect(&path, &format!("{rel}/"), &[], out)?;
+        } else if ft.is_file() {
+            let meta = fs::symlink_metadata(&path).map_err(io_pack(&path))?;
+            out.push(PackItem {
+                name: rel,
+                kind: PackItemKind::File {
+                    executable: is_executable(&meta),
+                    source: path,
+                },
+            });
+        } else {
+            return Err(PackError::UnsupportedFileType { path });
+        }
+    }
+    Ok(())
+}
+
+fn base_header(entry_type: EntryType, mode: u32, size: u64) -> Header {
+    let mut h = Header::new_gnu();
+    h.set_entry_type(entry_type);
+    h.set_mode(mode);
+    h.set_size(size);
+    h.set_mtime(FIXED_MTIME);
+    h.set_uid(0);
+    h.set_gid(0);
+    // A fresh GNU header already has empty user and group names.
+    h
+}
+
+/// Packs the contents of `dir` into a deterministic `.tar.gz`.
+///
+/// Entries are relative to `dir`, sorted by path bytes, directories listed
+/// with a trailing `/`; `.git` is skipped. Symlinks and special files are
+/// errors. The same tree always yields byte-identical output.
+pub fn pack_dir(dir: &Path) -> Result<Vec<u8>, PackError> {
+    pack_dir_skipping(dir, &[])
+}
+
+/// [`pack_dir`] without the top-level entries named in `skip` (an
+/// installer's marker inside an installed tree), so an installed skill can
+/// be re-hashed against the checksum it was installed from.
+pub fn pack_dir_skipping(dir: &Path, skip: &[&str]) -> Result<Vec<u8>, PackError> {
+    let meta = fs::metadata(dir).map_err(io_pack(dir))?;
+    if !meta.is_dir() {
+        return Err(PackError::NotADirectory {
+            path: dir.to_path_buf(),
+        });
+    }
+    let mut items = Vec::new();
+    collect(dir, "", skip, &mut items)?;
+    items.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+
+    // Refuse trees that `unpack` would refuse, so a published package can
+    // always be installed.
+    let limits = Limits::default();
+    let mut folded: HashMap<String, &str> = HashMap::new();
+    for item in &items {
+        if let Err(problem) = validate_path(item.name.as_bytes(), limits.max_path_len) {
+            return Err(PackError::BadPath {
+                path: item.name.clone(),
+                reason: problem.describe(),
+            });
+        }
+        let key = item.name.trim_end_matches('/').to_lowercase();
+        if let Some(other) = folded.insert(key, &item.name) {
+            return Err(PackError::CaseConflict {
+                path: item.name.clone(),
+                other: other.to_string(),
+            });
+        }
+    }
+
+    let encoder = GzBuilder::new()
+        .mtime(0)
+        .operating_system(255)
+        .write(Vec::new(), Compression::new(9));
+    let mut builder = Builder::new(encoder);
+    for item in &items {
+        match &item.kind {
+            PackItemKind::Dir => {
+                let mut h = base_header(EntryType::Directory, 0o755, 0);
+                builder
+                    .append_data(&mut h, &item.name, io::empty())
+                    .map_err(io_pack(dir))?;
+            }
+            PackItemKind::File { source, executable } => {
+                let data = fs::read(source).map_err(io_pack(source))?;
+                let mode = if *executable { 0o755 } else { 0o644 };
+                let mut h = base_header(EntryType::Regular, mode, data.len() as u64);
+                builder
+                    .append_data(&mut h, &item.name, data.as_slice())
+                    .map_err(io_pack(source))?;
+            }
+        }
+    }
+    let encoder = builder.into_inner().map_err(io_pack(dir))?;
+    encoder.finish().map_err(io_pack(dir))
+}
+
+/// Packs `dir` and writes the archive to `out` atomically (temp file in the
+/// same directory, then rename). Returns the archive's checksum.
+pub fn pack_to_file(dir: &Path, out: &Path) -> Result<Checksum, PackError> {
+    let bytes = pack_dir(dir)?;
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".skillpm-pack-")
+        .tempfile_in(parent)
+        .map_err(io_pack(parent))?;
+    tmp.write_all(&bytes).map_err(io_pack(tmp.path()))?;
+    tmp.as_file().sync_all().map_err(io_pack(out))?;
+    tmp.persist(out).map_err(|e| PackError::Io {
+        path: out.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(Checksum::of_bytes(&bytes))
+}
+
+/// The checksum of `dir`'s deterministic archive; identifies a tree from a
+/// git or path source exactly as a registry tarball's checksum does.
+pub fn tree_checksum(dir: &Path) -> Result<Checksum, PackError> {
+    Ok(Checksum::of_bytes(&pack_dir(dir)?))
+}
+
+/// [`tree_checksum`] of `dir` without its top-level entries named in `skip`.
+pub fn tree_checksum_skipping(dir: &Path, skip: &[&str]) -> Result<Checksum, PackError> {
+    Ok(Checksum::of_bytes(&pack_dir_skipping(dir, skip)?))
+}

@@ -1,0 +1,385 @@
+//! The hardened unpacker: checksum and size caps first, then every entry
+//! checked and written by hand into a fresh, empty destination.
+
+use super::entry_path::{show, validate_path};
+use super::{EntryKind, Limits, UnpackError, UnpackStats};
+use crate::checksum::Checksum;
+use flate2::read::GzDecoder;
+use std::collections::HashMap;
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use tar::EntryType;
+
+/// Counts decompressed bytes and fails once `limit` is passed, so data the
+/// tar reader skips (headers of ignored entries, padding, ...) cannot be
+/// used as a decompression bomb either.
+struct CappedReader<R> {
+    inner: R,
+    count: u64,
+    limit: u64,
+    tripped: bool,
+}
+
+impl<R: Read> Read for CappedReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.tripped {
+            return Err(io::Error::other("decompressed size limit exceeded"));
+        }
+        let n = self.inner.read(buf)?;
+        self.count = self.count.saturating_add(n as u64);
+        if self.count > self.limit {
+            self.tripped = true;
+            return Err(io::Error::other("decompressed size limit exceeded"));
+        }
+        Ok(n)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    File,
+    /// `explicit` is false for a directory only implied by a deeper entry.
+    Dir {
+        explicit: bool,
+    },
+}
+
+impl Seen {
+    fn noun(self) -> &'static str {
+        match self {
+            Seen::File => "a file",
+            Seen::Dir { .. } => "a directory",
+        }
+    }
+}
+
+struct Unpacker<'a> {
+    dest: &'a Path,
+    limits: &'a Limits,
+    /// Lower-cased path → (path as written, what it is).
+    seen: HashMap<String, (String, Seen)>,
+    stats: UnpackStats,
+}
+
+fn forbidden_kind(t: EntryType) -> EntryKind {
+    match t {
+        EntryType::Symlink => EntryKind::Symlink,
+        EntryType::Link => EntryKind::Hardlink,
+        EntryType::Char => EntryKind::CharDevice,
+        EntryType::Block => EntryKind::BlockDevice,
+        EntryType::Fifo => EntryKind::Fifo,
+        EntryType::GNUSparse => EntryKind::Sparse,
+        EntryType::Continuous => EntryKind::Contiguous,
+        other => EntryKind::Other(other.as_byte()),
+    }
+}
+
+impl Unpacker<'_> {
+    fn io_err(&self, rel: &str) -> impl FnOnce(io::Error) -> UnpackError {
+        let path = self.dest.join(rel);
+        move |source| UnpackError::Io { path, source }
+    }
+
+    /// Ensures every parent of `comps` is a directory, creating the missing
+    /// ones.
+    fn ensure_parents(&mut self, display: &str, comps: &[String]) -> Result<(), UnpackError> {
+        for i in 1..comps.len() {
+            let prefix = comps[..i].join("/");
+            let key = prefix.to_lowercase();
+            match self.seen.get(&key) {
+                Some((orig, _)) if *orig != prefix => {
+                    return Err(UnpackError::CaseConflict {
+                        path: display.to_string(),
+                        other: show(orig.as_bytes()),
+                    });
+                }
+                Some((orig, Seen::File)) => {
+                    return Err(UnpackError::ParentNotDirectory {
+                        path: display.to_string(),
+                        parent: show(orig.as_bytes()),
+                    });
+                }
+                Some((_, Seen::Dir { .. })) => {}
+                None => {
+                    fs::create_dir(self.dest.join(&prefix)).map_err(self.io_err(&prefix))?;
+                    self.stats.dirs += 1;
+                    self.seen
+                        .insert(key, (prefix, Seen::Dir { explicit: false }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records `rel` as `kind`; returns whether it still has to be created.
+    fn claim(&mut self, display: &str, rel: &str, kind: Seen) -> Result<bool, UnpackError> {
+        let key = rel.to_lowercase();
+        match self.seen.get_mut(&key) {
+            None => {
+                self.seen.insert(key, (rel.to_string(), kind));
+                Ok(true)
+            }
+            Some((orig, _)) if orig != rel => Err(UnpackError::CaseConflict {
+                path: display.to_string(),
+                other: show(orig.as_bytes()),
+            }),
+            Some((_, existing)) => match (*existing, kind) {
+                (Seen::Dir { explicit: false }, Seen::Dir { .. }) => {
+                    *existing = Seen::Dir { explicit: true };
+                    Ok(false)
+                }
+                (Seen::Dir { .. }, Seen::Dir { .. }) | (Seen::File, Seen::File) => {
+                    Err(UnpackError::DuplicateEntry {
+                        path: display.to_string(),
+                    })
+                }
+                (existing, new) => Err(UnpackError::TypeConflict {
+                    path: display.to_string(),
+                    new: new.noun(),
+                    existing: existing.noun(),
+                }),
+            },
+        }
+    }
+
+    fn entry<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Result<(), UnpackError> {
+        let raw = entry.path_bytes().into_owned();
+        let display = show(&raw);
+        let etype = entry.header().entry_type();
+        if etype.is_pax_global_extensions() {
+            // Metadata only (e.g. `git archive` writes the commit id here).
+            return Ok(());
+        }
+        let is_file = etype.is_file();
+        let is_dir = etype.is_dir();
+        if !is_file && !is_dir {
+            return Err(UnpackError::ForbiddenEntryType {
+                path: display,
+                kind: forbidden_kind(etype),
+            });
+        }
+        let Some(path) = validate_path(&raw, self.limits.max_path_len)
+            .map_err(|p| p.into_unpack_error(display.clone()))?
+        else {
+            // `.` or `./`: the package root itself.
+            if is_dir {
+                return Ok(());
+            }
+            return Err(UnpackError::InvalidPath {
+                path: display,
+                reason: "is a file entry naming the package root",
+            });
+        };
+        if is_file && path.trailing_slash {
+            return Err(UnpackError::InvalidPath {
+                path: display,
+                reason: "is a file entry whose path ends with `/`",
+            });
+        }
+        let rel = path.components.join("/");
+        self.ensure_parents(&display, &path.components)?;
+        if is_dir {
+            if self.claim(&display, &rel, Seen::Dir { explicit: true })? {
+                fs::create_dir(self.dest.join(&rel)).map_err(self.io_err(&rel))?;
+                self.stats.dirs += 1;
+            }
+            return Ok(());
+        }
+        self.claim(&display, &rel, Seen::File)?;
+        self.write_file(entry, &rel)
+    }
+
+    fn write_file<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        rel: &str,
+    ) -> Result<(), UnpackError> {
+        let limit = self.limits.max_unpacked;
+        let remaining = limit.saturating_sub(self.stats.bytes);
+        if entry.size() > remaining {
+            return Err(UnpackError::UnpackedTooLarge { limit });
+        }
+        let mode = match entry.header().mode() {
+            Ok(m) if m & 0o111 != 0 => 0o755,
+            _ => 0o644,
+        };
+        let target = self.dest.join(rel);
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+            .map_err(self.io_err(rel))?;
+        // Never trust the header size alone: read at most one byte past the
+        // remaining budget.
+        let mut limited = entry.take(remaining.saturating_add(1));
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut written: u64 = 0;
+        loop {
+            let n = match limited.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(UnpackError::Corrupt(e)),
+            };
+            written = written.saturating_add(n as u64);
+            if written > remaining {
+                return Err(UnpackError::UnpackedTooLarge { limit });
+            }
+            file.write_all(&buf[..n]).map_err(self.io_err(rel))?;
+        }
+        set_file_mode(&file, mode).map_err(self.io_err(rel))?;
+        self.stats.bytes += written;
+        self.stats.files += 1;
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn set_file_mode(file: &fs::File, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_file_mode(_file: &fs::File, _mode: u32) -> io::Result<()> {
+    Ok(())
+}
+
+/// Makes sure `dest` is an empty directory, creating it if missing.
+fn prepare_dest(dest: &Path) -> Result<(), UnpackError> {
+    let bad = |reason| UnpackError::BadDestination {
+        path: dest.to_path_buf(),
+        reason,
+    };
+    let io = |source| UnpackError::Io {
+        path: dest.to_path_buf(),
+        source,
+    };
+    match fs::symlink_metadata(dest) {
+        Ok(m) if m.is_dir() => {
+            if fs::read_dir(dest).map_err(io)?.next().is_some() {
+                return Err(bad("the directory is not empty"));
+            }
+            Ok(())
+        }
+        Ok(_) => Err(bad("it exists and is not a directory")),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir_all(dest).map_err(io),
+        Err(e) => Err(io(e)),
+    }
+}
+
+/// Unpacks an untrusted `.tar.gz` into `dest`, which must be an empty or
+/// missing directory (typically a fresh temp dir).
+///
+/// If `expected` is given, the sha256 of `bytes` is checked before anything
+/// else. On error, `dest` may hold a partial tree; the caller discards it
+/// (see [`unpack_to_new_dir`]). Nothing is ever written outside `dest`.
+pub fn unpack(
+    bytes: &[u8],
+    expected: Option<&Checksum>,
+    dest: &Path,
+    limits: &Limits,
+) -> Result<UnpackStats, UnpackError> {
+    if let Some(expected) = expected {
+        let actual = Checksum::of_bytes(bytes);
+        if actual != *expected {
+            return Err(UnpackError::ChecksumMismatch {
+                expected: *expected,
+                actual,
+            });
+        }
+    }
+    let size = bytes.len() as u64;
+    if size > limits.max_compressed {
+        return Err(UnpackError::CompressedTooLarge {
+            size,
+            limit: limits.max_compressed,
+        });
+    }
+    prepare_dest(dest)?;
+
+    // Budget for the whole decompressed tar stream: file contents plus
+    // generous room for headers, padding and long-name records.
+    let per_entry = 2048u64.saturating_add(limits.max_path_len as u64);
+    let stream_limit = limits
+        .max_unpacked
+        .saturating_add(
+            limits
+                .max_entries
+                .saturating_add(4)
+                .saturating_mul(per_entry),
+        )
+        .saturating_add(1024 * 1024);
+    let mut reader = CappedReader {
+        inner: GzDecoder::new(bytes),
+        count: 0,
+        limit: stream_limit,
+        tripped: false,
+    };
+    let result = unpack_stream(&mut reader, dest, limits);
+    match result {
+        Err(UnpackError::Corrupt(_)) if reader.tripped => Err(UnpackError::UnpackedTooLarge {
+            limit: limits.max_unpacked,
+        }),
+        other => other,
+    }
+}
+
+fn unpack_stream<R: Read>(
+    reader: &mut R,
+    dest: &Path,
+    limits: &Limits,
+) -> Result<UnpackStats, UnpackError> {
+    let mut archive = tar::Archive::new(reader);
+    let mut unpacker = Unpacker {
+        dest,
+        limits,
+        seen: HashMap::new(),
+        stats: UnpackStats::default(),
+    };
+    let mut count: u64 = 0;
+    for entry in archive.entries().map_err(UnpackError::Corrupt)? {
+        let mut entry = entry.map_err(UnpackError::Corrupt)?;
+        count += 1;
+        if count > limits.max_entries {
+            return Err(UnpackError::TooManyEntries {
+                limit: limits.max_entries,
+            });
+        }
+        unpacker.entry(&mut entry)?;
+    }
+    Ok(unpacker.stats)
+}
+
+/// Creates a fresh temp dir inside `parent` (same file system, so the
+/// caller can `rename` it into place) and unpacks `bytes` into it. On error
+/// the temp dir is removed.
+pub fn unpack_to_new_dir(
+    bytes: &[u8],
+    expected: Option<&Checksum>,
+    parent: &Path,
+    limits: &Limits,
+) -> Result<tempfile::TempDir, UnpackError> {
+    let io = |source| UnpackError::Io {
+        path: parent.to_path_buf(),
+        source,
+    };
+    fs::create_dir_all(parent).map_err(io)?;
+    let dir = tempfile::Builder::new()
+        .prefix(".skillpm-unpack-")
+        .tempdir_in(parent)
+        .map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).map_err(|source| {
+            UnpackError::Io {
+                path: dir.path().to_path_buf(),
+                source,
+            }
+        })?;
+    }
+    unpack(bytes, expected, dir.path(), limits)?;
+    Ok(dir)
+}
