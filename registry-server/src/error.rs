@@ -108,7 +108,7 @@ fn store_status(e: &StoreError) -> StatusCode {
         }
         StoreError::NotOwner { .. } => StatusCode::FORBIDDEN,
         StoreError::VersionExists { .. } => StatusCode::CONFLICT,
-        StoreError::LastOwner(_) => StatusCode::BAD_REQUEST,
+        StoreError::LastOwner(_) | StoreError::Confusable { .. } => StatusCode::BAD_REQUEST,
         StoreError::Sqlite(_)
         | StoreError::Poisoned
         | StoreError::Postgres(_)

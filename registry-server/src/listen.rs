@@ -1,4 +1,4 @@
-//! A TCP listener that serves at most N connections at once.
+//! The listening socket and the default connection cap.
 //!
 //! Every open connection holds a file descriptor, and a request in flight
 //! briefly opens more (a blob file, scratch files while unpacking an
@@ -7,21 +7,13 @@
 //! open files": with the common soft limit of 1024, 64 clients each
 //! downloading 16 tarballs at once got 500s on downloads. With the cap,
 //! connections beyond it wait in the kernel's listen backlog (made longer
-//! than the usual 1024, see [`bind`]) until one closes, so clients see
-//! latency instead of errors.
-//!
-//! An idle keep-alive connection keeps its slot until the client closes it
-//! (the server has no idle timeout); skillpm clients close theirs when
-//! they exit. `--max-connections` overrides the default.
+//! than the usual 1024, see [`bind`]) while every slot serves a request;
+//! connections that only wait for a request head are evicted instead (see
+//! `conns.rs`). `--max-connections` overrides the default.
 
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::net::{TcpListener, TcpSocket};
 
 /// Connections the kernel may queue for us while we are at the cap (it
 /// caps this at `net.core.somaxconn`, 4096 on current Linux). Past it, new
@@ -70,95 +62,6 @@ fn parse_open_files_limit(limits: &str) -> Option<usize> {
     }
 }
 
-pub struct Limited {
-    inner: TcpListener,
-    permits: Arc<Semaphore>,
-}
-
-impl Limited {
-    pub fn new(inner: TcpListener, max_connections: usize) -> Self {
-        Limited {
-            inner,
-            permits: Arc::new(Semaphore::new(
-                max_connections.clamp(1, Semaphore::MAX_PERMITS),
-            )),
-        }
-    }
-}
-
-impl axum::serve::Listener for Limited {
-    type Io = Conn;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Conn, SocketAddr) {
-        // Wait for a free slot before accepting, so the waiting happens in
-        // the kernel's backlog rather than in open descriptors.
-        let Ok(permit) = self.permits.clone().acquire_owned().await else {
-            // The semaphore is never closed.
-            return std::future::pending().await;
-        };
-        // axum's own accept loop, which retries (and backs off) on errors.
-        let (io, addr) = axum::serve::Listener::accept(&mut self.inner).await;
-        (
-            Conn {
-                io,
-                _permit: permit,
-            },
-            addr,
-        )
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
-    }
-}
-
-/// A connection holding its slot until it is dropped.
-pub struct Conn {
-    io: TcpStream,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl AsyncRead for Conn {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Conn {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,25 +79,5 @@ mod tests {
             Some(usize::MAX)
         );
         assert_eq!(parse_open_files_limit("nothing here"), None);
-    }
-
-    #[tokio::test]
-    async fn connections_past_the_cap_wait_until_one_closes() {
-        use axum::serve::Listener;
-        let inner = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = inner.local_addr().expect("addr");
-        let mut l = Limited::new(inner, 1);
-        let _c1 = TcpStream::connect(addr).await.expect("connect");
-        let _c2 = TcpStream::connect(addr).await.expect("connect");
-        let (first, _) = l.accept().await;
-        let second = tokio::time::timeout(std::time::Duration::from_millis(200), l.accept()).await;
-        assert!(
-            second.is_err(),
-            "a second connection was accepted past the cap"
-        );
-        drop(first);
-        tokio::time::timeout(std::time::Duration::from_secs(10), l.accept())
-            .await
-            .expect("accepted once the first closed");
     }
 }

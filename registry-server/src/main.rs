@@ -8,6 +8,7 @@
 
 mod auth;
 mod config;
+mod conns;
 mod error;
 mod listen;
 mod migrate;
@@ -15,6 +16,7 @@ mod routes;
 mod search;
 mod state;
 mod store;
+mod typosquat;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -66,7 +68,9 @@ struct ServeArgs {
     #[arg(long)]
     listen: Option<SocketAddr>,
     /// URL clients reach this server at (behind a proxy); defaults to the
-    /// bound address.
+    /// bound address. Without it, a server bound to an unspecified address
+    /// (0.0.0.0, [::]) serves no config.json, and clients use the URL they
+    /// were given: the request's Host header is never trusted for URLs.
     #[arg(long)]
     public_url: Option<String>,
     /// Largest accepted upload (compressed), in bytes.
@@ -82,6 +86,15 @@ struct ServeArgs {
     /// closes. [default: half the open-files limit, less a reserve]
     #[arg(long)]
     max_connections: Option<usize>,
+    /// Seconds a client has to send a complete request head, from
+    /// connecting or from the first byte of its next request.
+    #[arg(long, default_value = "10", value_parser = conns::parse_secs)]
+    header_timeout: std::time::Duration,
+    /// Seconds a kept-alive connection may sit without a request, and a
+    /// request may go without a byte moving either way (a stalled upload,
+    /// a client not reading its response), before the connection closes.
+    #[arg(long, default_value = "30", value_parser = conns::parse_secs)]
+    idle_timeout: std::time::Duration,
 }
 
 #[derive(Subcommand)]
@@ -98,6 +111,15 @@ enum TokenCmd {
         #[command(flatten)]
         store: StoreArgs,
         token: String,
+    },
+    /// List tokens: user, id (a prefix of the stored hash, never the
+    /// token), creation time and whether revoked.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -143,6 +165,12 @@ fn run() -> Result<()> {
                 println!("revoked");
                 Ok(())
             }
+            Cmd::Token(TokenCmd::List { store, json }) => {
+                let meta = store.resolve()?.open_meta().await?;
+                let tokens = meta.tokens().await.context("cannot list the tokens")?;
+                print!("{}", render_tokens(&tokens, json));
+                Ok(())
+            }
             Cmd::Migrate { from, to, blobs } => migrate::run(&from, &to, &blobs).await,
         }
     })
@@ -176,6 +204,11 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let addr = listener.local_addr()?;
     let base_url =
         public_url.or_else(|| (!addr.ip().is_unspecified()).then(|| format!("http://{addr}")));
+    if base_url.is_none() {
+        eprintln!(
+            "skillpm-registry: listening on {addr} without --public-url: config.json is not served, so clients use the URL they were given"
+        );
+    }
     let app = routes::router(state::Inner {
         db: meta,
         blobs,
@@ -197,13 +230,47 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let max_connections = args
         .max_connections
         .unwrap_or_else(listen::default_max_connections);
-    axum::serve(listen::Limited::new(listener, max_connections), app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("server error")?;
+    let timeouts = conns::Timeouts {
+        header: args.header_timeout,
+        idle: args.idle_timeout,
+    };
+    conns::serve(listener, app, max_connections, timeouts, shutdown_signal()).await;
     drop(scratch);
     eprintln!("skillpm-registry: shut down");
     Ok(())
+}
+
+/// The `token list` output. Ids are the first 16 hex digits of the
+/// stored sha256: enough to tell tokens apart, useless to authenticate.
+fn render_tokens(tokens: &[store::TokenRow], json: bool) -> String {
+    let time = |t: i64| {
+        time::OffsetDateTime::from_unix_timestamp(t)
+            .ok()
+            .and_then(|d| {
+                d.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            })
+            .unwrap_or_else(|| t.to_string())
+    };
+    let mut out = String::new();
+    if !json {
+        out.push_str("USER\tID\tCREATED\tREVOKED\n");
+    }
+    for t in tokens {
+        let id = t.hash.get(..16).unwrap_or(&t.hash);
+        let revoked = t.revoked.map(time);
+        if json {
+            let v = serde_json::json!({
+                "user": t.user, "id": id, "created": time(t.created), "revoked": revoked,
+            });
+            out.push_str(&v.to_string());
+        } else {
+            let revoked = revoked.unwrap_or_else(|| "-".into());
+            out.push_str(&format!("{}\t{id}\t{}\t{revoked}", t.user, time(t.created)));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Resolves on SIGINT or SIGTERM; axum then stops accepting and lets

@@ -1,6 +1,7 @@
 //! `skillpm-registry migrate --from DIR --to postgres://... --blobs s3://...`
 //!
-//! Copies an embedded registry into shared storage. Blobs go first, each
+//! Copies an embedded registry into shared storage, creating the target
+//! database when the server allows it. Blobs go first, each
 //! verified twice (the source file against the checksum in SQLite, then the
 //! stored object read back); only then are the rows imported, in one
 //! transaction. Re-running it copies nothing twice and changes nothing
@@ -40,6 +41,9 @@ pub async fn run(from: &Path, to: &str, blobs_url: &str) -> Result<()> {
     let s3 = S3Blobs::from_url(blobs_url)?;
     s3.check().await?;
     let target: Arc<dyn BlobStore> = Arc::new(s3);
+    if PgStore::create_database_if_missing(to).await? {
+        eprintln!("skillpm-registry: created the target database");
+    }
     let meta = PgStore::connect(to).await?;
 
     let sums: BTreeSet<String> = dump.versions.iter().map(|v| v.cksum.clone()).collect();

@@ -3,10 +3,10 @@
 //! Deliberately simple and predictable: each query term scores by where it
 //! occurs (exact name > name substring > description > body), scores add
 //! up over terms, and ties break by name so results never reorder between
-//! identical requests. It scans the newest non-yanked version of every
-//! package, which is fine for a self-hosted registry of thousands of
-//! skills; a larger deployment would move this into the database's
-//! full-text index.
+//! identical requests. It scans one entry per package, prepared at publish
+//! time (description and the distinct words of the body, see
+//! `store::search_words`), never the SKILL.md bodies themselves: scanning
+//! every body under the database lock let search load stall `/index`.
 
 use crate::store::SearchRow;
 use skillpm_core::name::SkillName;
@@ -23,7 +23,6 @@ const MAX_TERMS: usize = 16;
 fn score(row: &SearchRow, full_query: &str, terms: &[String]) -> u64 {
     let name = row.name.as_str();
     let description = row.description.to_lowercase();
-    let body = row.body.to_lowercase();
     let mut total = 0;
     if !full_query.is_empty() && name == full_query {
         total += EXACT_NAME;
@@ -37,7 +36,7 @@ fn score(row: &SearchRow, full_query: &str, terms: &[String]) -> u64 {
         if description.contains(t.as_str()) {
             total += DESCRIPTION;
         }
-        if body.contains(t.as_str()) {
+        if row.words.contains(t.as_str()) {
             total += BODY;
         }
     }
@@ -91,7 +90,7 @@ mod tests {
             name: name.to_string(),
             vers: semver::Version::new(1, 0, 0),
             description: description.to_string(),
-            body: body.to_string(),
+            words: crate::store::search_words(body),
         }
     }
 

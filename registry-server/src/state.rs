@@ -18,8 +18,9 @@ pub struct Inner {
     pub scratch: std::path::PathBuf,
     pub limits: Limits,
     pub max_upload: u64,
-    /// URL clients should use; `None` when bound to an unspecified address
-    /// without `--public-url`, in which case the request's `Host` is used.
+    /// URL clients should use: `--public-url`, else the bound address;
+    /// `None` when bound to an unspecified address without `--public-url`
+    /// (never derived from a request).
     pub base_url: Option<String>,
     /// `name@version` → checksum of versions already served. A published
     /// version's bytes never change (republishing is 409, yanking keeps

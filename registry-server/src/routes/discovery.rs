@@ -4,8 +4,9 @@
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::extract::State;
-use axum::http::header::HOST;
-use axum::http::HeaderMap;
+use axum::http::header::CACHE_CONTROL;
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use skillpm_core::protocol::RegistryConfig;
 
@@ -13,30 +14,21 @@ pub async fn health() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok"}))
 }
 
-/// Without a known public URL the `Host` the client used is echoed back,
-/// so it is checked to be a plain host name first.
-pub async fn config(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-) -> ApiResult<Json<RegistryConfig>> {
-    let base = match &st.base_url {
-        Some(b) => b.clone(),
-        None => {
-            let host = headers
-                .get(HOST)
-                .and_then(|h| h.to_str().ok())
-                .filter(|h| {
-                    !h.is_empty()
-                        && h.bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
-                })
-                .ok_or_else(|| ApiError::BadRequest("missing or invalid Host header".into()))?;
-            format!("http://{host}")
-        }
-    };
-    Ok(Json(RegistryConfig {
-        dl: format!("{base}/api/v1/skills"),
-        api: base,
-        auth_required: false,
-    }))
+/// Built only from `--public-url` or the bound address, never from the
+/// request: a `Host` header is the client's to choose, and a shared cache
+/// would hand the URLs it chose to everyone else. Without a known URL
+/// (bound to 0.0.0.0 without `--public-url`) there is no config.json, and
+/// clients fall back to the URL they were given. `no-cache` makes caches
+/// revalidate, so a changed `--public-url` reaches clients at once.
+pub async fn config(State(st): State<AppState>) -> ApiResult<Response> {
+    let base = st.base_url.clone().ok_or(ApiError::NoEndpoint)?;
+    Ok((
+        [(CACHE_CONTROL, HeaderValue::from_static("no-cache"))],
+        Json(RegistryConfig {
+            dl: format!("{base}/api/v1/skills"),
+            api: base,
+            auth_required: false,
+        }),
+    )
+        .into_response())
 }

@@ -1,12 +1,17 @@
 //! `GET /api/v1/skills/<name>/<version>/download`: the tarball, immutable,
 //! so it is served with a year-long cache lifetime.
+//!
+//! Streamed from the blob store in bounded chunks: reading the whole
+//! tarball per request let 300 clients that never read a 9.5 MB package
+//! drive the server from 10 MB to 2.8 GB.
 
 use super::params::{parse_name, parse_version};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store::StoreError;
+use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use skillpm_core::checksum::Checksum;
@@ -34,7 +39,7 @@ pub async fn download(
             sum
         }
     };
-    let Some(bytes) = st.blobs.get(&cksum).await? else {
+    let Some(blob) = st.blobs.open(&cksum).await? else {
         return Err(ApiError::MissingBlob {
             sum: cksum,
             name,
@@ -48,8 +53,9 @@ pub async fn download(
                 CACHE_CONTROL,
                 HeaderValue::from_static("public, max-age=31536000, immutable"),
             ),
+            (CONTENT_LENGTH, HeaderValue::from(blob.len)),
         ],
-        bytes,
+        Body::from_stream(blob.chunks),
     )
         .into_response())
 }

@@ -13,6 +13,9 @@ mod yank;
 use crate::error::ApiError;
 use crate::state::{AppState, Inner};
 use axum::extract::DefaultBodyLimit;
+use axum::http::header::CACHE_CONTROL;
+use axum::http::HeaderValue;
+use axum::response::Response;
 use axum::routing::{delete, get, put};
 use axum::Router;
 
@@ -39,5 +42,15 @@ pub fn router(inner: Inner) -> Router {
         .layer(DefaultBodyLimit::max(
             usize::try_from(max_upload).unwrap_or(usize::MAX),
         ))
+        .layer(axum::middleware::map_response(default_cache_control))
         .with_state(AppState::new(inner))
+}
+
+/// Responses that chose no cache policy (errors, owners, search) get
+/// `no-store`, so no shared cache keeps one client's answer for another.
+async fn default_cache_control(mut resp: Response) -> Response {
+    resp.headers_mut()
+        .entry(CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    resp
 }

@@ -6,9 +6,10 @@
 //! database row that points at it commits, so after a crash every indexed
 //! version has its bytes (at worst an unreferenced blob is left behind).
 
-use super::{BlobStore, StoreError, StoreResult};
+use super::{BlobStore, BlobStream, StoreError, StoreResult};
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures_util::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, PutPayload};
 use skillpm_core::checksum::Checksum;
@@ -34,7 +35,23 @@ impl BlobStore for Blobs {
             Err(source) => Err(StoreError::Io { sum: *sum, source }),
         }
     }
+    async fn open(&self, sum: &Checksum) -> StoreResult<Option<BlobStream>> {
+        let io = |source| StoreError::Io { sum: *sum, source };
+        let file = match tokio::fs::File::open(self.path(sum)).await {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(e)),
+        };
+        let len = file.metadata().await.map_err(io)?.len();
+        Ok(Some(BlobStream {
+            len,
+            chunks: tokio_util::io::ReaderStream::with_capacity(file, CHUNK).boxed(),
+        }))
+    }
 }
+
+/// Bytes read from a blob file per chunk of a download.
+const CHUNK: usize = 64 * 1024;
 
 /// S3-compatible object storage through `object_store` (AWS S3, MinIO,
 /// Garage, Ceph RGW, R2, s3s-fs).
@@ -125,27 +142,64 @@ impl BlobStore for S3Blobs {
         Ok(())
     }
     async fn get(&self, sum: &Checksum) -> StoreResult<Option<Bytes>> {
-        if let Some(b) = self.cache.lock().ok().and_then(|c| c.map.get(sum).cloned()) {
+        if let Some(b) = self.cached(sum) {
             return Ok(Some(b));
         }
         match self.store.get(&self.key(sum)).await {
             Ok(r) => {
                 let bytes = r.bytes().await?;
-                // Only bytes that hash to their key are remembered.
-                if bytes.len() <= CACHE_ITEM && Checksum::of_bytes(&bytes) == *sum {
-                    if let Ok(mut c) = self.cache.lock() {
-                        if c.bytes + bytes.len() > CACHE_BYTES {
-                            c.map.clear();
-                            c.bytes = 0;
-                        }
-                        c.bytes += bytes.len();
-                        c.map.insert(*sum, bytes.clone());
-                    }
-                }
+                self.remember(sum, &bytes);
                 Ok(Some(bytes))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(e.into()),
+        }
+    }
+    /// Small blobs come whole (and are cached); larger ones stream from
+    /// the object store as its response arrives, read no faster than the
+    /// client takes them.
+    async fn open(&self, sum: &Checksum) -> StoreResult<Option<BlobStream>> {
+        let whole = |bytes: Bytes| BlobStream {
+            len: bytes.len() as u64,
+            chunks: stream::once(async move { Ok(bytes) }).boxed(),
+        };
+        if let Some(b) = self.cached(sum) {
+            return Ok(Some(whole(b)));
+        }
+        let r = match self.store.get(&self.key(sum)).await {
+            Ok(r) => r,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if r.meta.size <= CACHE_ITEM as u64 {
+            let bytes = r.bytes().await?;
+            self.remember(sum, &bytes);
+            return Ok(Some(whole(bytes)));
+        }
+        Ok(Some(BlobStream {
+            len: r.meta.size,
+            chunks: r.into_stream().map_err(std::io::Error::other).boxed(),
+        }))
+    }
+}
+
+impl S3Blobs {
+    fn cached(&self, sum: &Checksum) -> Option<Bytes> {
+        self.cache.lock().ok()?.map.get(sum).cloned()
+    }
+
+    /// Keeps a small blob that hashes to its key.
+    fn remember(&self, sum: &Checksum, bytes: &Bytes) {
+        if bytes.len() > CACHE_ITEM || Checksum::of_bytes(bytes) != *sum {
+            return;
+        }
+        if let Ok(mut c) = self.cache.lock() {
+            if c.bytes + bytes.len() > CACHE_BYTES {
+                c.map.clear();
+                c.bytes = 0;
+            }
+            c.bytes += bytes.len();
+            c.map.insert(*sum, bytes.clone());
         }
     }
 }

@@ -36,6 +36,12 @@ pub enum StoreError {
         "`{name}@{vers}` already exists; published versions are immutable, bump `version` in SKILL.md"
     )]
     VersionExists { name: String, vers: String },
+    /// A first publish whose name could pass for an existing package's
+    /// (see `typosquat.rs`).
+    #[error(
+        "`{name}` is too similar to the existing skill `{existing}` (confusable characters or one edit apart); choose a clearly different name, or publish it as an owner of `{existing}`"
+    )]
+    Confusable { name: String, existing: String },
     #[error("database")]
     Sqlite(#[from] rusqlite::Error),
     #[error("database mutex poisoned")]
@@ -91,6 +97,8 @@ pub trait MetaStore: Send + Sync + 'static {
     async fn token_user(&self, token: &str) -> StoreResult<Option<String>>;
     async fn create_token(&self, user: &str, token: &str) -> StoreResult<()>;
     async fn revoke_token(&self, token: &str) -> StoreResult<bool>;
+    /// Every token ever issued (hashes only), oldest first.
+    async fn tokens(&self) -> StoreResult<Vec<TokenRow>>;
     async fn versions(&self, name: &str) -> StoreResult<Vec<VersionRow>>;
     async fn cksum_of(&self, name: &str, vers: &str) -> StoreResult<Option<String>>;
     /// `NoSkill`/`NoVersion` when unknown, `NotOwner` unless `user` owns it.
@@ -99,12 +107,17 @@ pub trait MetaStore: Send + Sync + 'static {
     async fn owners(&self, name: &str) -> StoreResult<Vec<String>>;
     async fn add_owners(&self, name: &str, user: &str, users: &[String]) -> StoreResult<()>;
     async fn remove_owners(&self, name: &str, user: &str, users: &[String]) -> StoreResult<()>;
-    /// Ownership and version clash, without writing, so a doomed upload is
-    /// refused before its blob is stored.
+    /// Ownership, version clash and (for a new name) the typosquat guard,
+    /// without writing, so a doomed upload is refused before its blob is
+    /// stored.
     async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> StoreResult<()>;
-    /// `VersionExists` when the version (or a build-metadata twin) exists;
-    /// the first publisher of a name becomes its owner.
+    /// `VersionExists` when the version (or a build-metadata twin) exists,
+    /// `Confusable` when a new name fails the typosquat guard; the first
+    /// publisher of a name becomes its owner. Also brings the package's
+    /// search entry up to date.
     async fn insert_version(&self, v: &NewVersion, user: &str) -> StoreResult<()>;
+    /// One entry per listed package, prepared at publish time so a search
+    /// reads no SKILL.md bodies.
     async fn search_rows(&self) -> StoreResult<Vec<SearchRow>>;
 }
 
@@ -118,8 +131,25 @@ pub trait BlobStore: Send + Sync + 'static {
     /// Stores `bytes` under `sum` durably; storing the same bytes twice,
     /// even at once from two processes, is harmless.
     async fn put(&self, sum: &Checksum, bytes: Bytes) -> StoreResult<()>;
-    /// The bytes stored under `sum`, `None` when absent.
+    /// The bytes stored under `sum`, `None` when absent. Whole in memory:
+    /// for tools (migrate), never for serving.
     async fn get(&self, sum: &Checksum) -> StoreResult<Option<Bytes>>;
+    /// The bytes stored under `sum` as a stream of bounded chunks, so
+    /// serving a download holds one chunk, not the tarball, per client.
+    async fn open(&self, sum: &Checksum) -> StoreResult<Option<BlobStream>>;
+}
+
+/// A stored blob being read: its length and its chunks.
+pub struct BlobStream {
+    pub len: u64,
+    pub chunks: futures_util::stream::BoxStream<'static, std::io::Result<Bytes>>,
+}
+
+pub struct TokenRow {
+    pub hash: String,
+    pub user: String,
+    pub created: i64,
+    pub revoked: Option<i64>,
 }
 
 pub struct VersionRow {
@@ -142,12 +172,13 @@ pub struct NewVersion {
     pub body: String,
 }
 
-/// Newest non-yanked version of every package, for search.
+/// Newest non-yanked version of a package, for search.
 pub struct SearchRow {
     pub name: String,
     pub vers: semver::Version,
     pub description: String,
-    pub body: String,
+    /// [`search_words`] of its SKILL.md body.
+    pub words: String,
 }
 
 /// Everything an embedded registry holds, for `migrate`.
@@ -189,28 +220,72 @@ fn vers_key(v: &semver::Version) -> String {
     k.to_string()
 }
 
-/// Keeps the newest version of each name from `(name, vers, description,
-/// body)` rows sorted by name.
-fn newest_per_name(rows: Vec<(String, String, String, String)>) -> Vec<SearchRow> {
-    let mut out: Vec<SearchRow> = Vec::new();
-    for (name, vers, description, body) in rows {
-        let Ok(vers) = semver::Version::parse(&vers) else {
+/// The newest version that is not yanked, from `(vers, yanked)` rows:
+/// the one a package's search entry describes. `None` when every version
+/// is yanked (the package is then not listed).
+fn newest_listed(rows: &[(String, bool)]) -> Option<String> {
+    rows.iter()
+        .filter(|(_, yanked)| !yanked)
+        .filter_map(|(v, _)| Some((semver::Version::parse(v).ok()?, v)))
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, v)| v.clone())
+}
+
+/// The text of a body that search matches terms against, computed once at
+/// publish: its distinct lower-case words, space-separated, at most
+/// [`SEARCH_WORDS_MAX`] bytes. Query terms never contain spaces, so a
+/// substring match here finds exactly the terms that occur in the body
+/// (within the cap), at a fraction of a 256 KiB body's size.
+pub fn search_words(body: &str) -> String {
+    let lower = body.to_lowercase();
+    let mut seen = std::collections::HashSet::new();
+    let mut out = String::new();
+    for w in lower.split_whitespace() {
+        if out.len() + w.len() + 1 > SEARCH_WORDS_MAX {
             continue;
-        };
-        let row = SearchRow {
-            name,
-            vers,
-            description,
-            body,
-        };
-        match out.last_mut() {
-            Some(last) if last.name == row.name => {
-                if row.vers > last.vers {
-                    *last = row;
-                }
+        }
+        if seen.insert(w) {
+            if !out.is_empty() {
+                out.push(' ');
             }
-            _ => out.push(row),
+            out.push_str(w);
         }
     }
     out
+}
+
+/// Body words kept per package for search.
+const SEARCH_WORDS_MAX: usize = 16 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_words_are_distinct_lower_case_and_capped() {
+        assert_eq!(
+            search_words("Export to PDF.\nexport\tto  pdf."),
+            "export to pdf."
+        );
+        let long = "w".repeat(SEARCH_WORDS_MAX);
+        assert_eq!(search_words(&format!("{long} short")), "short");
+        let many: String = (0..10_000).map(|i| format!("word{i} ")).collect();
+        assert!(search_words(&many).len() <= SEARCH_WORDS_MAX);
+    }
+
+    #[test]
+    fn newest_listed_skips_yanked_and_orders_by_semver() {
+        let rows = |v: &[(&str, bool)]| -> Vec<(String, bool)> {
+            v.iter().map(|(s, y)| (s.to_string(), *y)).collect()
+        };
+        assert_eq!(
+            newest_listed(&rows(&[
+                ("1.10.0", false),
+                ("1.9.0", false),
+                ("2.0.0", true)
+            ])),
+            Some("1.10.0".into())
+        );
+        assert_eq!(newest_listed(&rows(&[("1.0.0", true)])), None);
+    }
 }

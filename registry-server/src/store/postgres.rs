@@ -11,16 +11,22 @@
 //! each migration once.
 
 use super::{
-    newest_per_name, now, token_hash, vers_key, Dump, MetaStore, NewVersion, SearchRow, StoreError,
-    StoreResult, VersionRow,
+    newest_listed, now, search_words, token_hash, vers_key, Dump, MetaStore, NewVersion, SearchRow,
+    StoreError, StoreResult, TokenRow, VersionRow,
 };
+use crate::typosquat;
 use anyhow::Context;
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{GenericClient, NoTls};
+use tokio_postgres::{GenericClient, NoTls, Transaction};
 
 mod schema;
+
+/// Advisory lock held by a first publish while it checks and takes a new
+/// name, so two replicas cannot each admit one of two look-alike names
+/// ("skillpm-new" in ASCII, shifted).
+const NEW_NAME_LOCK: i64 = 0x736b_696c_6c6e_6577;
 
 pub struct PgStore {
     pool: Pool,
@@ -63,7 +69,82 @@ impl PgStore {
         schema::migrate(&store.pool)
             .await
             .with_context(|| format!("cannot prepare the schema in {}", store.desc))?;
+        store
+            .backfill_search()
+            .await
+            .with_context(|| format!("cannot build the search entries in {}", store.desc))?;
         Ok(store)
+    }
+
+    /// Creates the database `url` names when the server says it does not
+    /// exist, through the same server's `postgres` database with the same
+    /// credentials. Returns whether it created it; when it cannot, the
+    /// error says in one line how to create it by hand.
+    pub async fn create_database_if_missing(url: &str) -> anyhow::Result<bool> {
+        let cfg: tokio_postgres::Config = url
+            .parse()
+            .with_context(|| format!("invalid database URL {}", describe(url)))?;
+        let Some(db) = cfg.get_dbname().map(str::to_string) else {
+            return Ok(false);
+        };
+        match cfg.connect(NoTls).await {
+            Ok(_) => return Ok(false),
+            Err(e) if e.code() == Some(&SqlState::INVALID_CATALOG_NAME) => {}
+            Err(e) => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("cannot connect to {}", describe(url)))
+                )
+            }
+        }
+        let how = format!(
+            "create it first, e.g. `createdb {}` or `CREATE DATABASE {};` as a user allowed to",
+            shell_word(&db),
+            quote_ident(&db)
+        );
+        let mut admin = cfg.clone();
+        admin.dbname("postgres");
+        let (client, conn) = admin.connect(NoTls).await.map_err(|e| {
+            anyhow::anyhow!("database {db:?} does not exist and the server's `postgres` database is not reachable to create it ({e}); {how}")
+        })?;
+        let task = tokio::spawn(conn);
+        let res = client
+            .batch_execute(&format!("CREATE DATABASE {}", quote_ident(&db)))
+            .await;
+        drop(client);
+        let _ = task.await;
+        match res {
+            Ok(()) => Ok(true),
+            Err(e) if e.code() == Some(&SqlState::DUPLICATE_DATABASE) => Ok(false),
+            Err(e) => {
+                let why = e
+                    .as_db_error()
+                    .map(|d| d.message().to_string())
+                    .unwrap_or_else(|| e.to_string());
+                anyhow::bail!("database {db:?} does not exist and cannot be created ({why}); {how}")
+            }
+        }
+    }
+
+    /// Search entries for packages that have none (a database from before
+    /// migration 2). Each in its own transaction, so replicas starting
+    /// together at worst compute one twice.
+    async fn backfill_search(&self) -> StoreResult<()> {
+        let mut client = self.pool.get().await?;
+        let missing: Vec<String> = client
+            .query(
+                "SELECT name FROM packages WHERE name NOT IN (SELECT name FROM search)",
+                &[],
+            )
+            .await?
+            .into_iter()
+            .map(|r| r.get(0))
+            .collect();
+        for name in missing {
+            let tx = client.transaction().await?;
+            refresh_search(&tx, &name).await?;
+            tx.commit().await?;
+        }
+        Ok(())
     }
 
     /// Copies an embedded registry's rows in one transaction. Idempotent:
@@ -144,9 +225,84 @@ impl PgStore {
                 ),
             }
         }
+        for (name, _) in &d.packages {
+            refresh_search(&tx, name).await?;
+        }
         tx.commit().await?;
         Ok(new)
     }
+}
+
+/// `name` as a PostgreSQL identifier.
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `name` as one shell word, for the hint printed when it cannot be
+/// created.
+fn shell_word(name: &str) -> String {
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+    {
+        name.to_string()
+    } else {
+        format!("'{}'", name.replace('\'', "'\\''"))
+    }
+}
+
+/// The typosquat guard for a name not yet taken.
+async fn guard_new_name<C: GenericClient + Sync>(c: &C, name: &str, user: &str) -> StoreResult<()> {
+    let names = c
+        .query(
+            "SELECT p.name, EXISTS (SELECT 1 FROM owners o WHERE o.name = p.name AND o.login = $1)
+             FROM packages p ORDER BY p.name",
+            &[&user],
+        )
+        .await?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1)));
+    match typosquat::clash(name, names) {
+        Some(existing) => Err(StoreError::Confusable {
+            name: name.to_string(),
+            existing,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Rewrites `name`'s search entry from its newest listed version.
+async fn refresh_search(t: &Transaction<'_>, name: &str) -> StoreResult<()> {
+    let rows: Vec<(String, bool)> = t
+        .query(
+            "SELECT vers, yanked FROM versions WHERE name = $1",
+            &[&name],
+        )
+        .await?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let (vers, description, words) = match newest_listed(&rows) {
+        Some(v) => {
+            let r = t
+                .query_one(
+                    "SELECT description, body FROM versions WHERE name = $1 AND vers = $2",
+                    &[&name, &v],
+                )
+                .await?;
+            let body: String = r.get(1);
+            (Some(v), r.get::<_, String>(0), search_words(&body))
+        }
+        None => (None, String::new(), String::new()),
+    };
+    t.execute(
+        "INSERT INTO search (name, vers, description, words) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (name) DO UPDATE SET
+           vers = EXCLUDED.vers, description = EXCLUDED.description, words = EXCLUDED.words",
+        &[&name, &vers, &description, &words],
+    )
+    .await?;
+    Ok(())
 }
 
 async fn package_exists<C: GenericClient + Sync>(c: &C, name: &str) -> StoreResult<bool> {
@@ -214,6 +370,23 @@ impl MetaStore for PgStore {
         Ok(n > 0)
     }
 
+    async fn tokens(&self) -> StoreResult<Vec<TokenRow>> {
+        let c = self.pool.get().await?;
+        Ok(c.query(
+            "SELECT hash, login, created, revoked FROM tokens ORDER BY created, login",
+            &[],
+        )
+        .await?
+        .into_iter()
+        .map(|r| TokenRow {
+            hash: r.get(0),
+            user: r.get(1),
+            created: r.get(2),
+            revoked: r.get(3),
+        })
+        .collect())
+    }
+
     async fn versions(&self, name: &str) -> StoreResult<Vec<VersionRow>> {
         let c = self.pool.get().await?;
         let st = c
@@ -245,10 +418,11 @@ impl MetaStore for PgStore {
     }
 
     async fn set_yanked(&self, name: &str, vers: &str, user: &str, yank: bool) -> StoreResult<()> {
-        let c = self.pool.get().await?;
-        let c: &tokio_postgres::Client = &c;
-        require_owner(c, name, user).await?;
-        let n = c
+        let mut c = self.pool.get().await?;
+        let tx = c.transaction().await?;
+        let t: &tokio_postgres::Transaction = &tx;
+        require_owner(t, name, user).await?;
+        let n = t
             .execute(
                 "UPDATE versions SET yanked = $3 WHERE name = $1 AND vers = $2",
                 &[&name, &vers, &yank],
@@ -257,6 +431,8 @@ impl MetaStore for PgStore {
         if n == 0 {
             return Err(StoreError::no_version(name, vers));
         }
+        refresh_search(&tx, name).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -335,8 +511,12 @@ impl MetaStore for PgStore {
     async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> StoreResult<()> {
         let c = self.pool.get().await?;
         let c: &tokio_postgres::Client = &c;
-        if package_exists(c, name).await? && !is_owner(c, name, user).await? {
-            return Err(StoreError::not_owner(name, user));
+        if package_exists(c, name).await? {
+            if !is_owner(c, name, user).await? {
+                return Err(StoreError::not_owner(name, user));
+            }
+        } else {
+            guard_new_name(c, name, user).await?;
         }
         if let Some(r) = c
             .query_opt(
@@ -355,6 +535,15 @@ impl MetaStore for PgStore {
         let tx = c.transaction().await?;
         let t: &tokio_postgres::Transaction = &tx;
         let now = now();
+        if !package_exists(t, &v.name).await? {
+            // Serialises first publishes across replicas, so each sees the
+            // names the others took before choosing its own.
+            t.execute("SELECT pg_advisory_xact_lock($1)", &[&NEW_NAME_LOCK])
+                .await?;
+            if !package_exists(t, &v.name).await? {
+                guard_new_name(t, &v.name, user).await?;
+            }
+        }
         // Waits for a concurrent first publish of this name to finish.
         let created = t
             .execute(
@@ -397,22 +586,30 @@ impl MetaStore for PgStore {
             }
             Err(e) => return Err(e.into()),
         }
+        refresh_search(&tx, &v.name).await?;
         tx.commit().await?;
         Ok(())
     }
 
     async fn search_rows(&self) -> StoreResult<Vec<SearchRow>> {
         let c = self.pool.get().await?;
-        let rows = c
-            .query(
-                "SELECT name, vers, description, body FROM versions
-                 WHERE NOT yanked ORDER BY name",
-                &[],
+        let st = c
+            .prepare_cached(
+                "SELECT name, vers, description, words FROM search
+                 WHERE vers IS NOT NULL ORDER BY name",
             )
+            .await?;
+        Ok(c.query(&st, &[])
             .await?
             .into_iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
-            .collect();
-        Ok(newest_per_name(rows))
+            .filter_map(|r| {
+                Some(SearchRow {
+                    name: r.get(0),
+                    vers: semver::Version::parse(r.get::<_, &str>(1)).ok()?,
+                    description: r.get(2),
+                    words: r.get(3),
+                })
+            })
+            .collect())
     }
 }

@@ -1,18 +1,25 @@
 //! The embedded metadata store: SQLite in `DIR/registry.db`.
 //!
-//! One connection behind a mutex, used only from `spawn_blocking`: SQLite
-//! serialises writers anyway, and a single writer makes "exactly one of N
-//! concurrent publishes wins" a property of the `UNIQUE(name, vers)`
-//! constraint inside an immediate transaction rather than of timing.
+//! One writer connection behind a mutex: SQLite serialises writers
+//! anyway, and a single writer makes "exactly one of N concurrent
+//! publishes wins" a property of the `UNIQUE(name, vers)` constraint
+//! inside an immediate transaction rather than of timing. Reads go to a
+//! small pool of read-only connections instead: in WAL mode they see the
+//! last commit without waiting for a writer, so a slow publish (or one
+//! waiting on a lock) never stalls `/index`, downloads or search. Every
+//! call runs on the blocking pool, because every SQLite call may block on
+//! the disk.
 
 use super::{
-    newest_per_name, now, token_hash, vers_key, Dump, FullVersion, MetaStore, NewVersion,
-    SearchRow, StoreError, StoreResult, VersionRow,
+    newest_listed, now, search_words, token_hash, vers_key, Dump, FullVersion, MetaStore,
+    NewVersion, SearchRow, StoreError, StoreResult, TokenRow, VersionRow,
 };
+use crate::typosquat;
 use async_trait::async_trait;
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
-use std::path::Path;
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS packages (
@@ -42,15 +49,48 @@ CREATE TABLE IF NOT EXISTS tokens (
     created INTEGER NOT NULL,
     revoked INTEGER
 );
+CREATE TABLE IF NOT EXISTS search (
+    name        TEXT PRIMARY KEY REFERENCES packages(name),
+    vers        TEXT,
+    description TEXT NOT NULL,
+    words       TEXT NOT NULL
+);
 ";
 
+/// Read-only connections; reads beyond this many wait for one.
+const READERS: usize = 4;
+
 #[derive(Clone)]
-pub struct Db(Arc<Mutex<Connection>>);
+pub struct Db {
+    writer: Arc<Mutex<Connection>>,
+    readers: Arc<Readers>,
+}
+
+/// A pool of read-only connections: the semaphore counts free ones, the
+/// vector holds them. One lost to a panic is reopened on demand.
+struct Readers {
+    path: PathBuf,
+    free: Semaphore,
+    conns: Mutex<Vec<Connection>>,
+}
+
+impl Readers {
+    fn open_one(path: &Path) -> rusqlite::Result<Connection> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        Ok(conn)
+    }
+}
 
 impl Db {
-    /// Opens (creating if needed) the database file with durable settings.
+    /// Opens (creating if needed) the database file with durable settings,
+    /// and fills in search entries a database from before the search
+    /// table lacks.
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
-        let conn = Connection::open(path)?;
+        let mut conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit that returned has reached the disk, so a publish the
@@ -58,20 +98,55 @@ impl Db {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Db(Arc::new(Mutex::new(conn))))
+        backfill_search(&mut conn)?;
+        Ok(Db {
+            writer: Arc::new(Mutex::new(conn)),
+            readers: Arc::new(Readers {
+                path: path.to_path_buf(),
+                free: Semaphore::new(READERS),
+                conns: Mutex::new(Vec::new()),
+            }),
+        })
     }
 
-    /// Runs `f` on the connection off the async runtime, because every
-    /// SQLite call may block on the disk.
+    /// Runs `f` on the writer connection.
     async fn call<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
     {
-        let db = self.0.clone();
+        let db = self.writer.clone();
         tokio::task::spawn_blocking(move || {
             let mut conn = db.lock().map_err(|_| StoreError::Poisoned)?;
             f(&mut conn)
+        })
+        .await?
+    }
+
+    /// Runs `f` on a read-only connection, which never waits for the
+    /// writer.
+    async fn read<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let readers = self.readers.clone();
+        let _slot = readers
+            .free
+            .acquire()
+            .await
+            .map_err(|_| StoreError::Poisoned)?;
+        let pool = readers.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = match pool.conns.lock().map_err(|_| StoreError::Poisoned)?.pop() {
+                Some(c) => c,
+                None => Readers::open_one(&pool.path)?,
+            };
+            let out = f(&conn);
+            if let Ok(mut conns) = pool.conns.lock() {
+                conns.push(conn);
+            }
+            out
         })
         .await?
     }
@@ -127,8 +202,12 @@ fn check_publish(
     vers: &semver::Version,
     user: &str,
 ) -> StoreResult<()> {
-    if package_exists(conn, name)? && !is_owner(conn, name, user)? {
-        return Err(StoreError::not_owner(name, user));
+    if package_exists(conn, name)? {
+        if !is_owner(conn, name, user)? {
+            return Err(StoreError::not_owner(name, user));
+        }
+    } else {
+        guard_new_name(conn, name, user)?;
     }
     let key = vers_key(vers);
     let mut stmt = conn.prepare("SELECT vers FROM versions WHERE name = ?1")?;
@@ -141,6 +220,64 @@ fn check_publish(
         }
     }
     Ok(())
+}
+
+/// The typosquat guard for a name not yet taken.
+fn guard_new_name(conn: &Connection, name: &str, user: &str) -> StoreResult<()> {
+    let mut stmt = conn.prepare(
+        "SELECT p.name, EXISTS (SELECT 1 FROM owners o WHERE o.name = p.name AND o.user = ?1)
+         FROM packages p ORDER BY p.name",
+    )?;
+    let names = stmt
+        .query_map(params![user], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<(String, bool)>>>()?;
+    match typosquat::clash(name, names) {
+        Some(existing) => Err(StoreError::Confusable {
+            name: name.to_string(),
+            existing,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Rewrites `name`'s search entry from its newest listed version.
+fn refresh_search(conn: &Connection, name: &str) -> rusqlite::Result<()> {
+    let rows = conn
+        .prepare("SELECT vers, yanked FROM versions WHERE name = ?1")?
+        .query_map(params![name], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? != 0)))?
+        .collect::<rusqlite::Result<Vec<(String, bool)>>>()?;
+    let (vers, description, words) = match newest_listed(&rows) {
+        Some(v) => {
+            let (description, body): (String, String) = conn.query_row(
+                "SELECT description, body FROM versions WHERE name = ?1 AND vers = ?2",
+                params![name, v],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            (Some(v), description, search_words(&body))
+        }
+        None => (None, String::new(), String::new()),
+    };
+    conn.execute(
+        "INSERT INTO search (name, vers, description, words) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (name) DO UPDATE SET
+           vers = excluded.vers, description = excluded.description, words = excluded.words",
+        params![name, vers, description, words],
+    )?;
+    Ok(())
+}
+
+/// Search entries for packages that have none (a database from before
+/// the search table).
+fn backfill_search(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let missing = tx
+        .prepare("SELECT name FROM packages WHERE name NOT IN (SELECT name FROM search)")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for name in missing {
+        refresh_search(&tx, &name)?;
+    }
+    tx.commit()
 }
 
 /// Records a version; the first publisher of a name becomes its owner.
@@ -179,6 +316,7 @@ fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreRes
         }
         Err(e) => return Err(e.into()),
     }
+    refresh_search(&tx, &v.name)?;
     tx.commit()?;
     Ok(())
 }
@@ -242,12 +380,42 @@ fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> 
 
 fn search_rows(conn: &Connection) -> rusqlite::Result<Vec<SearchRow>> {
     let mut stmt = conn.prepare(
-        "SELECT name, vers, description, body FROM versions WHERE yanked = 0 ORDER BY name",
+        "SELECT name, vers, description, words FROM search WHERE vers IS NOT NULL ORDER BY name",
     )?;
-    let rows = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(newest_per_name(rows))
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get(2)?,
+            r.get(3)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (name, vers, description, words) = row?;
+        if let Ok(vers) = semver::Version::parse(&vers) {
+            out.push(SearchRow {
+                name,
+                vers,
+                description,
+                words,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn tokens(conn: &Connection) -> rusqlite::Result<Vec<TokenRow>> {
+    conn.prepare("SELECT hash, user, created, revoked FROM tokens ORDER BY created, user")?
+        .query_map([], |r| {
+            Ok(TokenRow {
+                hash: r.get(0)?,
+                user: r.get(1)?,
+                created: r.get(2)?,
+                revoked: r.get(3)?,
+            })
+        })?
+        .collect()
 }
 
 #[async_trait]
@@ -258,7 +426,7 @@ impl MetaStore for Db {
 
     async fn token_user(&self, token: &str) -> StoreResult<Option<String>> {
         let hash = token_hash(token);
-        self.call(move |c| {
+        self.read(move |c| {
             Ok(c.query_row(
                 "SELECT user FROM tokens WHERE hash = ?1 AND revoked IS NULL",
                 params![hash],
@@ -293,14 +461,18 @@ impl MetaStore for Db {
         .await
     }
 
+    async fn tokens(&self) -> StoreResult<Vec<TokenRow>> {
+        self.read(|c| Ok(tokens(c)?)).await
+    }
+
     async fn versions(&self, name: &str) -> StoreResult<Vec<VersionRow>> {
         let name = name.to_string();
-        self.call(move |c| Ok(versions(c, &name)?)).await
+        self.read(move |c| Ok(versions(c, &name)?)).await
     }
 
     async fn cksum_of(&self, name: &str, vers: &str) -> StoreResult<Option<String>> {
         let (name, vers) = (name.to_string(), vers.to_string());
-        self.call(move |c| {
+        self.read(move |c| {
             Ok(c.query_row(
                 "SELECT cksum FROM versions WHERE name = ?1 AND vers = ?2",
                 params![name, vers],
@@ -314,14 +486,17 @@ impl MetaStore for Db {
     async fn set_yanked(&self, name: &str, vers: &str, user: &str, yank: bool) -> StoreResult<()> {
         let (name, vers, user) = (name.to_string(), vers.to_string(), user.to_string());
         self.call(move |c| {
-            require_owner(c, &name, &user)?;
-            let n = c.execute(
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            require_owner(&tx, &name, &user)?;
+            let n = tx.execute(
                 "UPDATE versions SET yanked = ?3 WHERE name = ?1 AND vers = ?2",
                 params![name, vers, yank as i64],
             )?;
             if n == 0 {
                 return Err(StoreError::no_version(&name, &vers));
             }
+            refresh_search(&tx, &name)?;
+            tx.commit()?;
             Ok(())
         })
         .await
@@ -329,7 +504,7 @@ impl MetaStore for Db {
 
     async fn owners(&self, name: &str) -> StoreResult<Vec<String>> {
         let name = name.to_string();
-        self.call(move |c| {
+        self.read(move |c| {
             if !package_exists(c, &name)? {
                 return Err(StoreError::NoSkill(name));
             }
@@ -363,7 +538,7 @@ impl MetaStore for Db {
 
     async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> StoreResult<()> {
         let (name, vers, user) = (name.to_string(), vers.clone(), user.to_string());
-        self.call(move |c| check_publish(c, &name, &vers, &user))
+        self.read(move |c| check_publish(c, &name, &vers, &user))
             .await
     }
 
@@ -373,7 +548,7 @@ impl MetaStore for Db {
     }
 
     async fn search_rows(&self) -> StoreResult<Vec<SearchRow>> {
-        self.call(|c| Ok(search_rows(c)?)).await
+        self.read(|c| Ok(search_rows(c)?)).await
     }
 }
 

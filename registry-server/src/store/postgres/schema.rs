@@ -8,9 +8,10 @@ use deadpool_postgres::Pool;
 const MIGRATION_LOCK: i64 = 0x0073_6b69_6c6c_706d;
 
 /// Applied in order, each once, inside its own transaction.
-const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    "
+const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        "
 CREATE TABLE packages (
     name    TEXT PRIMARY KEY,
     created BIGINT NOT NULL
@@ -42,7 +43,19 @@ CREATE TABLE tokens (
 );
 CREATE INDEX tokens_login ON tokens (login);
 ",
-)];
+    ),
+    (
+        2,
+        "
+CREATE TABLE search (
+    name        TEXT PRIMARY KEY REFERENCES packages(name),
+    vers        TEXT,
+    description TEXT NOT NULL,
+    words       TEXT NOT NULL
+);
+",
+    ),
+];
 
 /// Serialised across replicas by an advisory lock, so replicas starting
 /// together apply each migration once.
