@@ -28,7 +28,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let code = e.downcast_ref::<Exit>().map(|x| x.0).unwrap_or(1);
-            eprintln!("error: {}", one_line(&e));
+            eprint_line(&format!("error: {}", one_line(&e)));
             ExitCode::from(code)
         }
     }
@@ -46,7 +46,15 @@ fn one_line(e: &anyhow::Error) -> String {
     parts.join(": ").replace('\n', " ")
 }
 
+/// Prints `s` on stdout, sanitized: everything skillpm prints may carry
+/// text from a SKILL.md, a registry or git.
 fn print(s: &str) -> Result<()> {
+    write_stdout(&skillpm_core::text::sanitize(s))
+}
+
+/// Writes text that is already terminal-safe ([`render::paint`]'s colour
+/// codes are the only escapes it may hold); a closed pipe is not an error.
+fn write_stdout(s: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -57,8 +65,13 @@ fn print(s: &str) -> Result<()> {
 /// Prints `s` on stderr unless quiet.
 fn note(quiet: bool, s: impl std::fmt::Display) {
     if !quiet {
-        eprintln!("{s}");
+        eprint_line(&s.to_string());
     }
+}
+
+/// One sanitized line on stderr (see [`print`]).
+fn eprint_line(s: &str) {
+    eprintln!("{}", skillpm_core::text::sanitize(s));
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -69,14 +82,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut cat = catalog::Catalog::build(&env)?;
             ops::annotate_installed(&mut cat);
             if json {
-                print(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&cat.to_json())?
-                ))?;
+                print(&render::json(&cat.to_json())?)?;
             } else {
                 let color =
                     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-                print(&catalog::render_human(&cat, color))?;
+                write_stdout(&render::paint(&catalog::render_human(&cat), color))?;
             }
         }
         Command::Prompt { budget, format } => {

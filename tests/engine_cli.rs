@@ -391,7 +391,8 @@ fn load_prints_body_files_and_direct_sub_skills() {
     }
     f.write(&r, "sven/plan/inside.md", "belongs to plan");
     let out = f.ok(&["load", "sven"]);
-    assert!(out.starts_with("<skill_content command=\"sven\" name=\"sven\">\nTop body\n"));
+    assert!(out
+        .starts_with("<skill_content command=\"sven\" name=\"sven\">\n<![CDATA[\nTop body\n]]>\n"));
     assert!(out.contains(&format!(
         "Base directory for this skill: {}",
         r.join("sven").display()

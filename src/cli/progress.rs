@@ -3,6 +3,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use skillpm::report::{Event, Reporter};
+use skillpm_core::text;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
@@ -21,42 +22,52 @@ impl CliReporter {
         }
     }
 
-    fn line(&self, s: &str) {
-        if self.quiet {
+    /// Prints `line` above the bar if one is drawn; `--quiet` hides it
+    /// unless `always`.
+    fn emit(&self, line: &str, always: bool) {
+        if self.quiet && !always {
             return;
         }
         match self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
-            Some(bar) => bar.println(s),
-            None => eprintln!("{s}"),
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
         }
     }
 }
 
+/// The line `event` prints (sanitized: events carry names and messages
+/// that came from registries and git) and whether it shows even with
+/// `--quiet`. On a TTY the bar stands in for per-package lines.
+fn line_for(event: &Event, tty: bool) -> Option<(String, bool)> {
+    let (line, always) = match event {
+        // Warnings are shown even with --quiet.
+        Event::Warning { message } => (format!("warning: {message}"), true),
+        Event::Downloading { name, version } if !tty => {
+            (format!("Downloading {name}@{version}"), false)
+        }
+        Event::Installed {
+            name,
+            version,
+            from_cache,
+        } if !tty => {
+            let from = if *from_cache { " (cached)" } else { "" };
+            (format!("Installed {name}@{version}{from}"), false)
+        }
+        Event::Removed { name } => (format!("Removed {name}"), false),
+        _ => return None,
+    };
+    Some((text::sanitize(&line).into_owned(), always))
+}
+
 impl Reporter for CliReporter {
     fn report(&self, event: Event) {
-        match event {
-            Event::Warning { message } => {
-                // Warnings are shown even with --quiet.
-                eprintln!("warning: {message}");
+        if let Event::Downloaded { .. } = event {
+            if let Some(bar) = self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
+                bar.inc(1);
             }
-            Event::Downloaded { .. } => {
-                if let Some(bar) = self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
-                    bar.inc(1);
-                }
-            }
-            Event::Downloading { name, version } if !self.tty => {
-                self.line(&format!("Downloading {name}@{version}"));
-            }
-            Event::Installed {
-                name,
-                version,
-                from_cache,
-            } if !self.tty => {
-                let from = if from_cache { " (cached)" } else { "" };
-                self.line(&format!("Installed {name}@{version}{from}"));
-            }
-            Event::Removed { name } => self.line(&format!("Removed {name}")),
-            _ => {}
+        }
+        if let Some((line, always)) = line_for(&event, self.tty) {
+            self.emit(&line, always);
         }
     }
 
@@ -78,6 +89,41 @@ impl Reporter for CliReporter {
     fn downloads_finished(&self) {
         if let Some(bar) = self.bar.lock().ok().and_then(|mut b| b.take()) {
             bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_lines_are_sanitized() {
+        let hostile = "x\x1b]0;owned\x07\u{9b}2J\u{202e}\r";
+        let events = [
+            Event::Warning {
+                message: hostile.into(),
+            },
+            Event::Downloading {
+                name: hostile.into(),
+                version: hostile.into(),
+            },
+            Event::Installed {
+                name: hostile.into(),
+                version: hostile.into(),
+                from_cache: true,
+            },
+            Event::Removed {
+                name: hostile.into(),
+            },
+        ];
+        for e in &events {
+            let (line, _) = line_for(e, false).expect("a line");
+            assert!(
+                line.contains("x\\x1b]0;owned\\x07\\x9b2J\\u{202e}\\x0d"),
+                "{line}"
+            );
+            assert!(!line.chars().any(text::is_unsafe_char), "{line:?}");
         }
     }
 }

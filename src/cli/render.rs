@@ -1,10 +1,60 @@
 //! Turns command results into the text the CLI prints: one place for the
 //! human layouts and the `--json` forms.
+//!
+//! Everything printed passes through [`text::sanitize`] (in `main`'s
+//! `print`, its error line and `note`, and the progress reporter), so text
+//! from a `SKILL.md`, a registry or git never reaches the terminal with its
+//! control characters. The two forms that need more care are here: colour
+//! is added after sanitizing ([`paint`]), and JSON escapes those characters
+//! itself ([`json`]) so it stays valid JSON.
 
-use skillpm::engine::catalog;
+use skillpm::engine::catalog::{self, Styled, Tone};
 use skillpm::engine::validate::{Severity, Violation};
 use skillpm::ops::{OutdatedRow, VerifyIssue};
 use skillpm::protocol::{IndexFile, SearchResults};
+use skillpm_core::text;
+use std::fmt::Write;
+
+/// Pretty JSON and a newline. serde escapes C0 controls but writes DEL,
+/// C1 controls and bidi overrides raw; they can only occur inside strings,
+/// where `\uXXXX` is the same value, so they are escaped that way instead of
+/// by [`text::sanitize`], whose `\x1b` form is not valid JSON.
+pub fn json<T: serde::Serialize + ?Sized>(v: &T) -> anyhow::Result<String> {
+    let raw = serde_json::to_string_pretty(v)?;
+    let mut out = String::with_capacity(raw.len() + 1);
+    for c in raw.chars() {
+        if text::is_unsafe_char(c) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// `styled` as terminal text: each run sanitized, then wrapped in its ANSI
+/// colour when `color` is set, so the only escapes in the result are ours.
+pub fn paint(styled: &Styled, color: bool) -> String {
+    let mut out = String::new();
+    for (tone, run) in &styled.0 {
+        let run = text::sanitize(run);
+        let code = match tone {
+            Tone::Plain => None,
+            Tone::Green => Some("32"),
+            Tone::Yellow => Some("33"),
+            Tone::Dim => Some("2"),
+            Tone::Red => Some("31"),
+        };
+        match code.filter(|_| color) {
+            Some(code) => {
+                let _ = write!(out, "\x1b[{code}m{run}\x1b[0m");
+            }
+            None => out.push_str(&run),
+        }
+    }
+    out
+}
 
 /// Rows as pretty JSON, or one formatted line each after an optional header.
 pub fn rows<T: serde::Serialize>(
@@ -14,7 +64,7 @@ pub fn rows<T: serde::Serialize>(
     line: impl Fn(&T) -> String,
 ) -> anyhow::Result<String> {
     Ok(if json {
-        format!("{}\n", serde_json::to_string_pretty(rows)?)
+        self::json(rows)?
     } else {
         header.into_iter().chain(rows.iter().map(line)).collect()
     })
@@ -67,7 +117,7 @@ pub fn search(r: &SearchResults, quiet: bool) -> String {
 
 pub fn info(index: &IndexFile, json: bool) -> anyhow::Result<String> {
     if json {
-        return Ok(format!("{}\n", serde_json::to_string_pretty(index)?));
+        return self::json(index);
     }
     let mut s = format!("{}\n", index.name);
     if let Some(latest) = index.versions.iter().rfind(|v| !v.yanked) {

@@ -279,31 +279,50 @@ fn resolve_conflicts(skills: &mut [SkillEntry]) {
     }
 }
 
-/// One line per skill, grouped by state; ANSI colour only when asked.
-pub fn render_human(cat: &Catalog, color: bool) -> String {
-    let paint = |code: &str, s: &str| {
-        if color {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
+/// The colour a run of [`render_human`] output is meant to be shown in.
+/// The engine only names it: the CLI sanitizes each run's text first and
+/// then adds the terminal's colour codes, so those codes are the only
+/// escapes that can reach the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Plain,
+    Green,
+    Yellow,
+    Dim,
+    Red,
+}
+
+/// Human output as runs of text, each with its [`Tone`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Styled(pub Vec<(Tone, String)>);
+
+impl Styled {
+    fn push(&mut self, tone: Tone, s: &str) {
+        match self.0.last_mut() {
+            Some((t, run)) if *t == tone => run.push_str(s),
+            _ => self.0.push((tone, s.to_string())),
         }
-    };
-    let mut out = String::new();
+    }
+}
+
+/// One line per skill, grouped by state.
+pub fn render_human(cat: &Catalog) -> Styled {
+    let mut out = Styled::default();
     let project = cat
         .project
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "(none: no skills.toml found)".to_string());
-    out.push_str(&format!(
-        "Project: {project}\nRoots (lowest precedence first):\n"
-    ));
+    out.push(
+        Tone::Plain,
+        &format!("Project: {project}\nRoots (lowest precedence first):\n"),
+    );
     for r in &cat.roots {
         let missing = if r.exists { "" } else { "  (missing)" };
-        out.push_str(&format!(
-            "  {:<8} {}{missing}\n",
-            r.scope.as_str(),
-            r.path.display()
-        ));
+        out.push(
+            Tone::Plain,
+            &format!("  {:<8} {}{missing}\n", r.scope.as_str(), r.path.display()),
+        );
     }
     let width = cat
         .skills
@@ -312,20 +331,19 @@ pub fn render_human(cat: &Catalog, color: bool) -> String {
         .max()
         .unwrap_or(0)
         .min(40);
-    for (state, title, colour) in [
-        (State::Eligible, "Eligible", "32"),
-        (State::Skipped, "Skipped", "33"),
-        (State::Shadowed, "Shadowed", "2"),
-        (State::Invalid, "Invalid", "31"),
+    for (state, title, tone) in [
+        (State::Eligible, "Eligible", Tone::Green),
+        (State::Skipped, "Skipped", Tone::Yellow),
+        (State::Shadowed, "Shadowed", Tone::Dim),
+        (State::Invalid, "Invalid", Tone::Red),
     ] {
         let group: Vec<&SkillEntry> = cat.skills.iter().filter(|s| s.state == state).collect();
         if group.is_empty() {
             continue;
         }
-        out.push_str(&format!(
-            "\n{}\n",
-            paint(colour, &format!("{title} ({}):", group.len()))
-        ));
+        out.push(Tone::Plain, "\n");
+        out.push(tone, &format!("{title} ({}):", group.len()));
+        out.push(Tone::Plain, "\n");
         for s in group {
             let detail = match &s.reason {
                 Some(r) if r.code == "shadowed" => r.detail.clone(),
@@ -337,21 +355,23 @@ pub fn render_human(cat: &Catalog, color: bool) -> String {
                 (None, Some(v)) => format!(" [{v}]"),
                 _ => String::new(),
             };
-            out.push_str(&format!("  {:<width$}  {detail}{version}\n", s.command));
+            out.push(
+                Tone::Plain,
+                &format!("  {:<width$}  {detail}{version}\n", s.command),
+            );
             for w in &s.warnings {
                 let at = w.line.map(|l| format!(":{l}")).unwrap_or_default();
-                out.push_str(&format!(
-                    "  {:<width$}  {} {}{at}: {}\n",
-                    "",
-                    paint("33", "warning:"),
-                    s.skill_md.display(),
-                    w.message
-                ));
+                out.push(Tone::Plain, &format!("  {:<width$}  ", ""));
+                out.push(Tone::Yellow, "warning:");
+                out.push(
+                    Tone::Plain,
+                    &format!(" {}{at}: {}\n", s.skill_md.display(), w.message),
+                );
             }
         }
     }
     if cat.skills.is_empty() {
-        out.push_str("\nNo skills found.\n");
+        out.push(Tone::Plain, "\nNo skills found.\n");
     }
     out
 }

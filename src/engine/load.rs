@@ -4,7 +4,8 @@
 
 use super::catalog::{Catalog, State};
 use super::discover::SKILL_FILES;
-use super::prompt::xml_escape;
+use super::prompt::{xml_cdata, xml_escape};
+use skillpm_core::skill::INSTALL_MARKER;
 use std::path::{Path, PathBuf};
 
 /// At most this many bundled files are listed; the rest are counted.
@@ -53,13 +54,17 @@ pub fn render(cat: &Catalog, command: &str) -> Result<String, LoadError> {
         xml_escape(command),
         xml_escape(&s.name)
     );
-    out.push_str(&doc.body);
-    if !doc.body.ends_with('\n') {
-        out.push('\n');
+    // The body is Markdown for the agent to read as written, so it goes in
+    // verbatim as CDATA rather than entity-escaped; the block stays
+    // well-formed whatever the body holds.
+    let mut body = format!("\n{}", doc.body);
+    if !body.ends_with('\n') {
+        body.push('\n');
     }
+    out.push_str(&xml_cdata(&body));
     out.push_str(&format!(
-        "\nBase directory for this skill: {}\n",
-        s.path.display()
+        "\n\nBase directory for this skill: {}\n",
+        xml_escape(&s.path.display().to_string())
     ));
     if !files.is_empty() {
         out.push_str("<bundled_files>\n");
@@ -86,8 +91,9 @@ pub fn render(cat: &Catalog, command: &str) -> Result<String, LoadError> {
     Ok(out)
 }
 
-/// Files under `dir` (relative, sorted), excluding the skill file itself and
-/// any sub-skill directory; returns the first [`MAX_BUNDLED_FILES`] and how
+/// Files under `dir` (relative, sorted), excluding the skill file itself,
+/// the installer's marker (bookkeeping, not the skill's) and any sub-skill
+/// directory; returns the first [`MAX_BUNDLED_FILES`] and how
 /// many more there are.
 pub fn bundled_files(dir: &Path) -> (Vec<String>, usize) {
     let mut all = Vec::new();
@@ -115,7 +121,9 @@ pub fn bundled_files(dir: &Path) -> (Vec<String>, usize) {
                 if !is_sub_skill && !name.starts_with('.') && child.matches('/').count() < 16 {
                     stack.push((path, child));
                 }
-            } else if !(rel.is_empty() && SKILL_FILES.contains(&name.as_str())) {
+            } else if !(rel.is_empty()
+                && (SKILL_FILES.contains(&name.as_str()) || name == INSTALL_MARKER))
+            {
                 all.push(child);
             }
         }

@@ -7,6 +7,7 @@
 //! Skills reference format (`name`/`description`/`location`).
 
 use super::catalog::{Catalog, SkillEntry};
+use skillpm_core::text;
 
 /// Default character budget for the block's skill entries.
 pub const DEFAULT_BUDGET: usize = 30_000;
@@ -20,7 +21,10 @@ pub enum Format {
     AgentSkills,
 }
 
-/// Escapes the five XML special characters.
+/// Escapes `s` for XML text or an attribute value: the five special
+/// characters become entities, and every character XML 1.0 forbids or a
+/// terminal must not see ([`push_xml_char`]) becomes a visible escape, so
+/// the block stays well-formed whatever a SKILL.md says.
 pub fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -30,10 +34,37 @@ pub fn xml_escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            c => out.push(c),
+            c => push_xml_char(&mut out, c),
         }
     }
     out
+}
+
+/// `s` as one CDATA section: verbatim for the agent (Markdown keeps its
+/// `<`, `&` and code), with `]]>` split across two sections so it cannot
+/// end the section early, and forbidden characters escaped as in
+/// [`xml_escape`].
+pub fn xml_cdata(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 12);
+    out.push_str("<![CDATA[");
+    for c in s.replace("]]>", "]]]]><![CDATA[>").chars() {
+        push_xml_char(&mut out, c);
+    }
+    out.push_str("]]>");
+    out
+}
+
+/// Pushes `c`, or its visible escape when XML 1.0 forbids it (C0 controls
+/// but tab, newline and carriage return; U+FFFE, U+FFFF) or when it must not
+/// reach a terminal or a prompt ([`text::is_unsafe_char`]: ESC, C1, bidi
+/// overrides). Character references cannot help: `&#x1b;` is no more legal
+/// XML 1.0 than the raw byte.
+fn push_xml_char(out: &mut String, c: char) {
+    if text::is_unsafe_char(c) || matches!(c, '\u{fffe}' | '\u{ffff}') {
+        text::push_escaped(out, c);
+    } else {
+        out.push(c);
+    }
 }
 
 fn render_entry(s: &SkillEntry, format: Format) -> String {
@@ -108,5 +139,15 @@ mod tests {
             xml_escape("<a & 'b' \"c\">"),
             "&lt;a &amp; &apos;b&apos; &quot;c&quot;&gt;"
         );
+        assert_eq!(
+            xml_escape("a\x1b[2J\u{202e}\r\u{ffff}\tb"),
+            "a\\x1b[2J\\u{202e}\\x0d\\u{ffff}\tb"
+        );
+    }
+
+    #[test]
+    fn cdata_cannot_be_closed_early() {
+        assert_eq!(xml_cdata("a]]>b<&"), "<![CDATA[a]]]]><![CDATA[>b<&]]>");
+        assert_eq!(xml_cdata("\x00\x1b"), "<![CDATA[\\x00\\x1b]]>");
     }
 }

@@ -23,8 +23,9 @@ pub use prepare::{prepare, Prepared};
 
 use std::path::PathBuf;
 
-/// Name of the marker file inside every skill skillpm installed.
-pub const MARKER: &str = ".skillpm-install";
+/// Name of the marker file inside every skill skillpm installed (defined in
+/// skillpm-core so the engine can hide it without importing install code).
+pub const MARKER: &str = skillpm_core::skill::INSTALL_MARKER;
 /// Prefix of staging and trash directories beside installed skills; the
 /// engine skips dot-directories, so agents never see them.
 pub const STAGING_PREFIX: &str = ".skillpm-";

@@ -26,6 +26,12 @@ pub fn find_skill_file(dir: &Path) -> Option<std::path::PathBuf> {
 /// Largest `SKILL.md` the engine reads; bigger files are refused unread.
 pub const MAX_SKILL_MD_BYTES: u64 = 256 * 1024;
 
+/// The file the installer leaves in every skill it installed. It is
+/// skillpm's bookkeeping, not part of the skill, so it lives here where
+/// the engine (which must not depend on install code) can leave it out of
+/// what an agent is shown.
+pub const INSTALL_MARKER: &str = ".skillpm-install";
+
 /// Why a `SKILL.md` could not be loaded. `code()` is the stable reason code
 /// used by `status --json`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
