@@ -418,3 +418,23 @@ fn list_shows_lock_paths_escaped() {
     let rows: serde_json::Value = serde_json::from_str(&raw).expect("json");
     assert_eq!(rows[0]["source"], "path+./a\u{202e}b\u{2066}");
 }
+
+#[test]
+fn verify_shows_file_names_escaped() {
+    let f = Fixture::new();
+    f.ok(&["init"]);
+    let src = f.root().join("src");
+    f.skill(&src, "local", "name: local\ndescription: a local skill", "");
+    f.ok(&["add", "../src/local"]);
+    // Someone drops a file into the installed tree; verify names it.
+    f.write(&f.project_root(), "local/x\x1b[2J\u{202e}.sh", "echo");
+    let out = f.skillpm(&["verify"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_clean("verify stdout", &stdout(&out));
+    assert_clean("verify stderr", &stderr(&out));
+    assert!(
+        stdout(&out).contains("added file x\\x1b[2J\\u{202e}.sh"),
+        "{}",
+        stdout(&out)
+    );
+}
