@@ -91,9 +91,11 @@ pub async fn resolve(
     let mut jobs = Vec::new();
     for (name, dep) in &manifest.skills {
         let registry_url = match dep {
-            Dependency::Registry { registry, .. } => {
-                Some(project.registry_url(manifest, registry.as_deref())?)
-            }
+            Dependency::Registry { registry, .. } => Some(project.registry_url_or_locked(
+                manifest,
+                registry.as_deref(),
+                old.get(name),
+            )?),
             _ => None,
         };
         match old.get(name).filter(|_| !refresh.wants(name)) {

@@ -5,7 +5,7 @@ use super::runtime;
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
 use crate::project::manifest::Manifest;
-use crate::project::Project;
+use crate::project::{spec, Project, RegistryFrom};
 use crate::source::registry::client::RegistryClient;
 use crate::source::registry::credentials;
 use skillpm_core::archive;
@@ -21,10 +21,14 @@ pub struct RegistryArgs {
 }
 
 impl RegistryArgs {
-    /// `--registry`, else `SKILLPM_REGISTRY`, else `[registries] default`.
-    pub fn url(&self, env: &Environment) -> Result<String> {
+    /// `--registry`, else `SKILLPM_REGISTRY`, else `[registries] default`,
+    /// with who named it (which decides whether `SKILLPM_TOKEN` may go
+    /// there). `--registry` is checked like every other registry URL, so
+    /// one carrying credentials is refused before it is saved or shown.
+    pub fn url(&self, env: &Environment) -> Result<(String, RegistryFrom)> {
         if let Some(u) = self.registry.as_deref().filter(|u| !u.is_empty()) {
-            return Ok(u.trim_end_matches('/').to_string());
+            spec::check_registry_url(u)?;
+            return Ok((u.trim_end_matches('/').to_string(), RegistryFrom::Flag));
         }
         let project = Project::locate(env, false)?;
         let manifest = if project.manifest_path.is_file() {
@@ -32,30 +36,20 @@ impl RegistryArgs {
         } else {
             Manifest::default()
         };
-        Ok(project.registry_url(&manifest, None)?)
+        Ok(project.default_registry(&manifest)?)
     }
 
-    /// The registry URL and the token: `--token`, else `SKILLPM_TOKEN`,
-    /// else the one saved by `login`. A missing token is an error only
-    /// when `need_token`.
-    fn url_and_token(
-        &self,
-        env: &Environment,
-        need_token: bool,
-    ) -> Result<(String, Option<String>)> {
-        let url = self.url(env)?;
-        let token = match credentials::resolve(self.token.clone(), env.config_dir.as_deref(), &url)
-        {
+    /// A client for the registry, with the token if one applies to it (see
+    /// [`credentials`] for which do). A missing token is an error only when
+    /// `need_token`.
+    pub fn client(&self, env: &Environment, need_token: bool) -> Result<RegistryClient> {
+        let (url, from) = self.url(env)?;
+        let token = credentials::resolve(self.token.clone(), env.config_dir.as_deref(), &url, from);
+        let token = match token {
             Ok(t) => Some(t),
             Err(e) if need_token => return Err(e.into()),
             Err(_) => None,
         };
-        Ok((url, token))
-    }
-
-    /// A client for the registry, with the token if one is configured.
-    pub fn client(&self, env: &Environment, need_token: bool) -> Result<RegistryClient> {
-        let (url, token) = self.url_and_token(env, need_token)?;
         Ok(RegistryClient::new(&url, token)?)
     }
 }
@@ -117,8 +111,8 @@ pub fn remove_owners(
 /// `skillpm login`: saves `token` for the registry, returning the URL and
 /// the credentials file.
 pub fn login(env: &Environment, reg: &RegistryArgs, token: &str) -> Result<(String, PathBuf)> {
-    let url = reg.url(env)?;
+    let (url, _) = reg.url(env)?;
     let dir = env.config_dir.as_ref().ok_or(Error::NoConfigDir)?;
     let path = credentials::save(dir, &url, token)?;
-    Ok((url, path))
+    Ok((credentials::registry_key(&url), path))
 }

@@ -9,7 +9,7 @@ pub mod manifest;
 pub mod spec;
 
 use crate::engine::config::{Environment, MANIFEST_FILE};
-use crate::project::lockfile::{Lockfile, LockfileError};
+use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile, LockfileError};
 use crate::project::manifest::{Manifest, ManifestError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -37,6 +37,8 @@ pub enum ProjectError {
     NoRegistry,
     #[error("registry `{0}` is not listed under [registries] in skills.toml")]
     UnknownRegistry(String),
+    #[error("SKILLPM_REGISTRY: {0}")]
+    BadEnvRegistry(#[from] spec::SpecError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProjectError + '_ {
@@ -142,7 +144,7 @@ impl Project {
     }
 
     /// The registry URL for a dependency: a named registry from
-    /// `[registries]`, else `SKILLPM_REGISTRY`, else `[registries] default`.
+    /// `[registries]`, else the default registry.
     pub fn registry_url(
         &self,
         manifest: &Manifest,
@@ -154,12 +156,69 @@ impl Project {
                 .get(n)
                 .cloned()
                 .ok_or_else(|| ProjectError::UnknownRegistry(n.to_string()))?,
-            None => self
-                .env_registry
-                .clone()
-                .or_else(|| manifest.registries.get("default").cloned())
-                .ok_or(ProjectError::NoRegistry)?,
+            None => self.default_registry(manifest)?.0,
         };
         Ok(url.trim_end_matches('/').to_string())
+    }
+
+    /// [`Project::registry_url`], except that a dependency on the default
+    /// registry which `locked` already pins to a registry keeps that one
+    /// when no default is configured. The lock is the truth for where a
+    /// locked skill comes from, so a lock made with only `SKILLPM_REGISTRY`
+    /// set installs in CI where nothing is set. A configured default still
+    /// wins (the user chose it), and a named registry must be listed.
+    pub fn registry_url_or_locked(
+        &self,
+        manifest: &Manifest,
+        name: Option<&str>,
+        locked: Option<&LockedSkill>,
+    ) -> Result<String, ProjectError> {
+        match (self.registry_url(manifest, name), locked.map(|l| &l.source)) {
+            (Err(ProjectError::NoRegistry), Some(LockedSource::Registry { url })) => {
+                Ok(url.clone())
+            }
+            (r, _) => r,
+        }
+    }
+
+    /// The default registry and who named it: `SKILLPM_REGISTRY`, else
+    /// `[registries] default`. The URL is checked here, where it enters,
+    /// so one carrying credentials never reaches a lock, a cache path or
+    /// an error message.
+    pub fn default_registry(
+        &self,
+        manifest: &Manifest,
+    ) -> Result<(String, RegistryFrom), ProjectError> {
+        if let Some(u) = &self.env_registry {
+            spec::check_registry_url(u)?;
+            return Ok((
+                u.trim_end_matches('/').to_string(),
+                RegistryFrom::Environment,
+            ));
+        }
+        let u = manifest
+            .registries
+            .get("default")
+            .ok_or(ProjectError::NoRegistry)?;
+        Ok((u.trim_end_matches('/').to_string(), RegistryFrom::Manifest))
+    }
+}
+
+/// Who named the registry a command talks to. Only a registry the user
+/// named for this run may receive `SKILLPM_TOKEN`: one named by a
+/// project's skills.toml was chosen by whoever wrote the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegistryFrom {
+    /// `--registry` on the command line.
+    Flag,
+    /// `SKILLPM_REGISTRY`.
+    Environment,
+    /// `[registries]` in skills.toml.
+    Manifest,
+}
+
+impl RegistryFrom {
+    pub fn named_by_user(self) -> bool {
+        matches!(self, RegistryFrom::Flag | RegistryFrom::Environment)
     }
 }

@@ -7,11 +7,16 @@
 //! gets one bare clone in the cache; a locked commit that is already there
 //! needs no network at all.
 //!
-//! The skill tree is exported with `git archive` and unpacked by the same
-//! hardened unpacker as registry tarballs (so symlinks and odd entries in a
-//! repository are refused), then packed deterministically: the lock's
+//! The skill tree is exported from the raw objects ([`export`]: no
+//! `.gitattributes` rewriting, caps before memory) and unpacked by the
+//! same hardened unpacker as registry tarballs (so symlinks and odd entries
+//! in a repository are refused), then packed deterministically: the lock's
 //! checksum is the sha256 of that pack, which makes a git skill verifiable
-//! exactly like a registry one.
+//! exactly like a registry one. Everything git prints is read through a
+//! cap ([`process`]).
+
+mod export;
+mod process;
 
 use super::{identify, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
@@ -23,7 +28,7 @@ use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{OnceCell, Semaphore};
 
@@ -53,24 +58,12 @@ fn git_cmd(url: Option<&GitUrl>) -> Command {
     c
 }
 
-fn run(mut c: Command, what: &'static str, url: &GitUrl) -> Result<Output, SourceError> {
-    let out = c.output().map_err(SourceError::GitMissing)?;
-    if out.status.success() {
-        return Ok(out);
-    }
-    let err = String::from_utf8_lossy(&out.stderr);
-    // git may echo the URL it was given; never let credentials through.
-    let err = err.replace(url.as_str(), &url.redacted());
-    let line = err
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("git failed");
-    Err(SourceError::Git {
-        what,
-        url: url.redacted(),
-        detail: line.to_string(),
-    })
+/// Most a git command other than the export may print: commit ids and
+/// the like, never contents.
+const MAX_GIT_OUTPUT: u64 = 64 * 1024;
+
+fn run(c: Command, what: &'static str, url: &GitUrl) -> Result<Vec<u8>, SourceError> {
+    process::run(c, what, url, MAX_GIT_OUTPUT)
 }
 
 /// Makes sure the bare clone of `url` exists and is up to date.
@@ -129,9 +122,14 @@ fn rev_parse(repo: &Path, url: &GitUrl, rev: &str) -> Result<Option<String>, Sou
         .arg(repo)
         .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
         .arg(format!("{rev}^{{commit}}"));
-    let out = c.output().map_err(SourceError::GitMissing)?;
-    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    Ok((out.status.success() && is_full_commit(&id)).then_some(id))
+    let out = match run(c, "rev-parse in", url) {
+        Ok(out) => out,
+        // Not found (or not a commit): the caller tries the next candidate.
+        Err(SourceError::Git { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let id = String::from_utf8_lossy(&out).trim().to_string();
+    Ok(is_full_commit(&id).then_some(id))
 }
 
 /// Whether the bare clone already holds `commit` (so `--frozen` can work).
@@ -161,15 +159,10 @@ fn pack_commit(
         Some(p) if !p.is_empty() && p != "." => format!("{commit}:{}", p.trim_end_matches('/')),
         _ => commit.to_string(),
     };
-    let mut c = git_cmd(Some(url));
-    c.arg("--git-dir")
-        .arg(&repo)
-        .args(["archive", "--format=tar.gz", "--end-of-options"])
-        .arg(&treeish);
-    let out = run(c, "archive of", url)?;
+    let tarball = export::tar_gz(|| git_cmd(Some(url)), &repo, url, &treeish, limits)?;
     let tmp_parent = cache.root().join("tmp");
     std::fs::create_dir_all(&tmp_parent).map_err(crate::fs::fs_err("create", &tmp_parent))?;
-    let tree = archive::unpack_to_new_dir(&out.stdout, None, &tmp_parent, limits)?;
+    let tree = archive::unpack_to_new_dir(&tarball, None, &tmp_parent, limits)?;
     let shown = format!(
         "{}@{}:{}",
         url.redacted(),

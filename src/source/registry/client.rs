@@ -1,10 +1,15 @@
 //! HTTP client for the registry protocol.
 //!
 //! Everything a registry sends is untrusted: response bodies are read with
-//! a size cap, redirects may not leave the host or the http(s) schemes, and
-//! server-supplied error text is flattened to one printable line before it
-//! reaches a terminal. The token is marked sensitive and never appears in
-//! `Debug` output or error messages.
+//! a size cap, and server-supplied error text is flattened to one printable
+//! line before it reaches a terminal. The token is marked sensitive and
+//! never appears in `Debug` output or error messages.
+//!
+//! Every request goes to the origin (scheme, host and port) the user
+//! configured, and nowhere else: `config.json` may move `dl` and `api` to
+//! another path but not to another origin, and redirects are followed only
+//! within it. A registry is trusted with the user's token and with knowing
+//! what they install, not with choosing who else learns either.
 
 use crate::project::spec::mask_userinfo;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
@@ -60,6 +65,16 @@ pub enum RegistryError {
     Invalid { host: String, detail: String },
     #[error("registry {host} needs an API token for this; run `skillpm login` or set one")]
     NoToken { host: String },
+    #[error(
+        "registry {host}: {what} {url} is not on the configured registry's origin ({origin}); \
+         skillpm sends requests and tokens only to the registry you configured"
+    )]
+    OtherOrigin {
+        host: String,
+        what: &'static str,
+        url: String,
+        origin: String,
+    },
     #[error("cannot pack {dir}: {detail}")]
     Pack { dir: String, detail: String },
 }
@@ -98,6 +113,8 @@ pub enum IndexResponse {
 #[derive(Clone)]
 pub struct RegistryClient {
     base: Url,
+    /// The only origin requests (and the token) go to.
+    origin: url::Origin,
     host: String,
     token: Option<String>,
     http: reqwest::Client,
@@ -140,25 +157,22 @@ impl RegistryClient {
             url.set_path(&p);
         }
         let host = host_of(&url);
+        let origin = url.origin();
+        let allowed = origin.clone();
         let t = timeout();
         let http = reqwest::Client::builder()
             .connect_timeout(t)
             .read_timeout(t)
             .timeout(t * TOTAL_FACTOR)
             .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
                 if attempt.previous().len() >= 5 {
                     return attempt.error("too many redirects");
                 }
-                let ok_scheme = matches!(attempt.url().scheme(), "http" | "https");
-                let same_host = attempt
-                    .previous()
-                    .first()
-                    .is_some_and(|first| first.host_str() == attempt.url().host_str());
-                if ok_scheme && same_host {
+                if attempt.url().origin() == allowed {
                     attempt.follow()
                 } else {
-                    attempt.error("redirect to another host or scheme refused")
+                    attempt.error("redirect to another origin refused")
                 }
             }))
             .build()
@@ -168,6 +182,7 @@ impl RegistryClient {
             })?;
         Ok(RegistryClient {
             base: url,
+            origin,
             host,
             token: token.filter(|t| !t.is_empty()),
             http,
@@ -188,14 +203,13 @@ impl RegistryClient {
                 let url = self.url("config.json")?;
                 match self.get_json::<RegistryConfig>(url, MAX_JSON_BYTES).await {
                     Ok(c) => {
-                        for u in [&c.dl, &c.api] {
-                            let parsed = Url::parse(u)
-                                .map_err(|e| self.invalid(format!("config.json URL {u:?}: {e}")))?;
-                            if !matches!(parsed.scheme(), "http" | "https") {
-                                return Err(
-                                    self.invalid(format!("config.json URL {u:?} is not http(s)"))
-                                );
-                            }
+                        for (what, u) in
+                            [("config.json `dl`", &c.dl), ("config.json `api`", &c.api)]
+                        {
+                            let parsed = Url::parse(u).map_err(|e| {
+                                self.invalid(format!("{what} {:?}: {e}", mask_userinfo(u)))
+                            })?;
+                            self.own_origin(what, &parsed)?;
                         }
                         Ok(c)
                     }
@@ -251,8 +265,9 @@ impl RegistryClient {
         } else {
             format!("{}/{name}/{version}/download", dl.trim_end_matches('/'))
         };
-        let url =
-            Url::parse(&url).map_err(|e| self.invalid(format!("download URL {url:?}: {e}")))?;
+        let url = Url::parse(&url)
+            .map_err(|e| self.invalid(format!("download URL {:?}: {e}", mask_userinfo(&url))))?;
+        self.own_origin("download URL", &url)?;
         let resp = self.get(url, HeaderMap::new()).await?;
         self.read_capped(resp, max_bytes).await
     }
@@ -335,10 +350,32 @@ impl RegistryClient {
     async fn api_url(&self, path: &str) -> Result<Url> {
         let api = self.config().await?.api.clone();
         let full = format!("{}/{path}", api.trim_end_matches('/'));
-        Url::parse(&full).map_err(|e| self.invalid(format!("API URL {full:?}: {e}")))
+        let url = Url::parse(&full)
+            .map_err(|e| self.invalid(format!("API URL {:?}: {e}", mask_userinfo(&full))))?;
+        self.own_origin("API URL", &url)?;
+        Ok(url)
+    }
+
+    /// Refuses any URL outside the configured origin. Checked where the
+    /// registry hands the client a URL (`config.json`), again where each
+    /// request URL is made, and by the redirect policy.
+    fn own_origin(&self, what: &'static str, url: &Url) -> Result<()> {
+        if url.origin() == self.origin {
+            return Ok(());
+        }
+        Err(RegistryError::OtherOrigin {
+            host: self.host.clone(),
+            what,
+            url: one_line(&mask_userinfo(url.as_str()))
+                .chars()
+                .take(200)
+                .collect(),
+            origin: self.origin.ascii_serialization(),
+        })
     }
 
     fn authed(&self, method: Method, url: Url) -> Result<reqwest::RequestBuilder> {
+        self.own_origin("request URL", &url)?;
         let token = self
             .token
             .as_deref()
@@ -413,8 +450,9 @@ impl RegistryClient {
                 host: self.host.clone(),
                 status: status.as_u16(),
                 detail: one_line(&format!(
-                    "refused redirect to {:?}; only redirects to the same host over http(s) are followed",
-                    mask_userinfo(&to)
+                    "refused redirect to {:?}; only redirects within {} are followed",
+                    mask_userinfo(&to),
+                    self.origin.ascii_serialization()
                 )),
             });
         }

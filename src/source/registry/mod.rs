@@ -9,6 +9,7 @@ use super::{Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
+use crate::project::spec::mask_userinfo;
 use crate::source::registry::client::{IndexResponse, RegistryClient, RegistryError};
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::IndexVersion;
@@ -39,7 +40,7 @@ impl RegistrySource {
 
     fn client(&self, url: &str) -> Result<RegistryClient, SourceError> {
         if self.offline {
-            return Err(SourceError::Offline(url.to_string()));
+            return Err(SourceError::Offline(mask_userinfo(url)));
         }
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = clients.get(url) {

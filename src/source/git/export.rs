@@ -1,0 +1,330 @@
+//! A tree of a commit as a `.tar.gz`, made from the raw objects.
+//!
+//! Not `git archive`: it applies the tree's own `.gitattributes` on the
+//! way out (`export-subst` rewrites `$Format:...$` in files,
+//! `export-ignore` drops them, `filter`, `text`/`eol` and `ident` run
+//! conversions, some through drivers from the user's git config), so what
+//! is installed would not be what was committed, and it writes its whole
+//! output before any cap can apply. Here the tree is listed with sizes
+//! first (`ls-tree -l`), so the entry count and unpacked size are refused
+//! before a byte of content is read; then the blobs are streamed from
+//! `cat-file --batch`, which knows nothing of attributes, into a tarball
+//! whose compressed size is capped while it is written. The tarball goes
+//! through the same hardened unpacker as a registry download, which stays
+//! the one place that judges entry paths and types.
+
+use super::process::Git;
+use super::SourceError;
+use crate::project::spec::GitUrl;
+use flate2::write::GzEncoder;
+use skillpm_core::archive::{Limits, UnpackError};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::Command;
+use tar::{EntryType, Header};
+
+/// Longest `ls-tree` record beyond its path: mode, type, object id, size.
+const RECORD_OVERHEAD: u64 = 160;
+
+/// One entry of the listed tree.
+struct Entry {
+    mode: u32,
+    kind: Kind,
+    oid: String,
+    size: u64,
+    path: Vec<u8>,
+}
+
+#[derive(PartialEq, Eq)]
+enum Kind {
+    Blob,
+    /// A directory, or a submodule (which `git archive` also writes as an
+    /// empty directory).
+    Dir,
+}
+
+/// `treeish` of the bare clone at `repo` as a `.tar.gz` within `limits`.
+pub(super) fn tar_gz(
+    git: impl Fn() -> Command,
+    repo: &Path,
+    url: &GitUrl,
+    treeish: &str,
+    limits: &Limits,
+) -> Result<Vec<u8>, SourceError> {
+    let entries = list(&git, repo, url, treeish, limits)?;
+    let blobs: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.kind == Kind::Blob && !is_symlink(e.mode))
+        .collect();
+    let total: u64 = blobs.iter().map(|e| e.size).sum();
+    if total > limits.max_unpacked {
+        return Err(UnpackError::UnpackedTooLarge {
+            limit: limits.max_unpacked,
+        }
+        .into());
+    }
+
+    let mut c = git();
+    c.arg("--git-dir").arg(repo).args(["cat-file", "--batch"]);
+    let mut proc = Git::spawn(c, true, "reading objects of", url)?;
+    let ids: String = blobs.iter().map(|e| format!("{}\n", e.oid)).collect();
+    if let Some(mut stdin) = proc.stdin() {
+        // On its own thread: git answers while it reads, and both pipes
+        // are bounded. A write error means git stopped, which the reader
+        // below reports.
+        std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
+    }
+    let stdout = proc
+        .stdout()
+        .ok_or_else(|| proc.error("no output"))?
+        // What git may print at most: the announced sizes plus headers.
+        .take(total + blobs.len() as u64 * RECORD_OVERHEAD);
+    let mut objects = BufReader::new(stdout);
+    let mut out = TarGz::new(limits.max_compressed);
+    let written = (|| {
+        for e in &entries {
+            match e.kind {
+                Kind::Dir => {
+                    let mut p = e.path.clone();
+                    p.push(b'/');
+                    out.entry(&p, EntryType::Directory, 0o755, 0, &mut io::empty())?;
+                }
+                // Listed so the unpacker refuses it like any symlink.
+                Kind::Blob if is_symlink(e.mode) => {
+                    out.entry(&e.path, EntryType::Symlink, 0o777, 0, &mut io::empty())?
+                }
+                Kind::Blob => {
+                    object_header(&mut objects, e)?;
+                    let mode = if e.mode & 0o111 != 0 { 0o755 } else { 0o644 };
+                    let mut body = (&mut objects).take(e.size);
+                    out.entry(&e.path, EntryType::Regular, mode, e.size, &mut body)?;
+                    let mut nl = [0u8; 1];
+                    objects.read_exact(&mut nl)?;
+                }
+            }
+        }
+        out.finish()
+    })();
+    drop(objects);
+    match written {
+        Ok(bytes) => {
+            proc.finish()?;
+            Ok(bytes)
+        }
+        // Dropping `proc` on the way out stops git.
+        Err(_) if out.tripped() => Err(proc.error(format!(
+            "the tree packs to more than {} bytes compressed (limit)",
+            limits.max_compressed
+        ))),
+        Err(e) => Err(proc.error(e.to_string())),
+    }
+}
+
+fn is_symlink(mode: u32) -> bool {
+    mode & 0o170000 == 0o120000
+}
+
+/// Lists `treeish` recursively with blob sizes, stopping as soon as the
+/// entry count or a path passes its limit.
+fn list(
+    git: &impl Fn() -> Command,
+    repo: &Path,
+    url: &GitUrl,
+    treeish: &str,
+    limits: &Limits,
+) -> Result<Vec<Entry>, SourceError> {
+    let mut c = git();
+    c.arg("--git-dir")
+        .arg(repo)
+        .args(["ls-tree", "-r", "-t", "-l", "-z", "--end-of-options"])
+        .arg(treeish);
+    let mut proc = Git::spawn(c, false, "listing of", url)?;
+    let stdout = proc.stdout().ok_or_else(|| proc.error("no output"))?;
+    let mut reader = BufReader::new(stdout);
+    let record_cap = limits.max_path_len as u64 + RECORD_OVERHEAD;
+    let mut entries = Vec::new();
+    let mut rec = Vec::new();
+    loop {
+        rec.clear();
+        (&mut reader)
+            .take(record_cap)
+            .read_until(0, &mut rec)
+            .map_err(|e| proc.error(format!("cannot read its output: {e}")))?;
+        if rec.is_empty() {
+            break;
+        }
+        if rec.pop() != Some(0) {
+            return Err(proc.error(format!(
+                "an entry is longer than {} bytes (path limit {})",
+                record_cap, limits.max_path_len
+            )));
+        }
+        if entries.len() as u64 >= limits.max_entries {
+            return Err(UnpackError::TooManyEntries {
+                limit: limits.max_entries,
+            }
+            .into());
+        }
+        let entry = parse(&rec).ok_or_else(|| proc.error("unexpected ls-tree output"))?;
+        entries.push(entry);
+    }
+    drop(reader);
+    proc.finish()?;
+    Ok(entries)
+}
+
+/// `<mode> SP <type> SP <object> SP+ <size|-> TAB <path>`.
+fn parse(rec: &[u8]) -> Option<Entry> {
+    let tab = rec.iter().position(|&b| b == b'\t')?;
+    let meta = std::str::from_utf8(&rec[..tab]).ok()?;
+    let mut f = meta.split_ascii_whitespace();
+    let (mode, kind, oid, size) = (f.next()?, f.next()?, f.next()?, f.next()?);
+    let kind = match kind {
+        "blob" => Kind::Blob,
+        "tree" | "commit" => Kind::Dir,
+        _ => return None,
+    };
+    Some(Entry {
+        mode: u32::from_str_radix(mode, 8).ok()?,
+        size: if kind == Kind::Blob {
+            size.parse().ok()?
+        } else {
+            0
+        },
+        kind,
+        oid: oid.to_string(),
+        path: rec[tab + 1..].to_vec(),
+    })
+}
+
+/// Reads `<object> blob <size>` and checks it announces what was listed.
+fn object_header(r: &mut impl BufRead, e: &Entry) -> io::Result<()> {
+    let mut line = Vec::new();
+    r.by_ref()
+        .take(RECORD_OVERHEAD)
+        .read_until(b'\n', &mut line)?;
+    let expected = format!("{} blob {}\n", e.oid, e.size);
+    if line != expected.as_bytes() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "object {} is not the {}-byte blob the tree lists",
+                e.oid, e.size
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A tarball written entry by entry into a gzip stream whose compressed
+/// size is capped while it grows. Paths are written as git holds them,
+/// unchecked: judging them is the unpacker's job.
+struct TarGz {
+    gz: GzEncoder<CappedVec>,
+}
+
+impl TarGz {
+    fn new(cap: u64) -> Self {
+        TarGz {
+            gz: GzEncoder::new(
+                CappedVec {
+                    bytes: Vec::new(),
+                    cap,
+                    tripped: false,
+                },
+                flate2::Compression::fast(),
+            ),
+        }
+    }
+
+    fn tripped(&self) -> bool {
+        self.gz.get_ref().tripped
+    }
+
+    fn entry(
+        &mut self,
+        path: &[u8],
+        ty: EntryType,
+        mode: u32,
+        size: u64,
+        body: &mut dyn Read,
+    ) -> io::Result<()> {
+        let mut h = Header::new_gnu();
+        if path.len() > 100 {
+            let mut long = path.to_vec();
+            long.push(0);
+            self.entry(
+                b"././@LongLink",
+                EntryType::GNULongName,
+                0o644,
+                long.len() as u64,
+                &mut long.as_slice(),
+            )?;
+        }
+        let name = &mut h.as_old_mut().name;
+        let n = path.len().min(name.len());
+        name[..n].copy_from_slice(&path[..n]);
+        h.set_entry_type(ty);
+        h.set_mode(mode);
+        h.set_size(size);
+        h.set_mtime(0);
+        h.set_uid(0);
+        h.set_gid(0);
+        h.set_cksum();
+        self.gz.write_all(h.as_bytes())?;
+        let copied = io::copy(body, &mut self.gz)?;
+        if copied != size {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("git sent {copied} of {size} bytes"),
+            ));
+        }
+        let pad = (512 - size % 512) % 512;
+        self.gz.write_all(&[0u8; 512][..pad as usize])
+    }
+
+    fn finish(&mut self) -> io::Result<Vec<u8>> {
+        self.gz.write_all(&[0u8; 1024])?;
+        self.gz.try_finish()?;
+        Ok(std::mem::take(&mut self.gz.get_mut().bytes))
+    }
+}
+
+struct CappedVec {
+    bytes: Vec<u8>,
+    cap: u64,
+    tripped: bool,
+}
+
+impl Write for CappedVec {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if (self.bytes.len() + buf.len()) as u64 > self.cap {
+            self.tripped = true;
+            return Err(io::Error::other("compressed size limit"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ls_tree_records() {
+        let e = parse(b"100755 blob 0123abcd     42\tscripts/run.sh").unwrap();
+        assert_eq!((e.mode, e.size, e.oid.as_str()), (0o100755, 42, "0123abcd"));
+        assert_eq!(e.path, b"scripts/run.sh");
+        let d = parse(b"040000 tree 0123abcd       -\tscripts").unwrap();
+        assert!(d.kind == Kind::Dir);
+        let s = parse(b"160000 commit 0123abcd       -\tsub").unwrap();
+        assert!(s.kind == Kind::Dir);
+        assert!(parse(b"100644 blob x nosize").is_none());
+        assert!(parse(b"100644 tag x 1\tp").is_none());
+    }
+}

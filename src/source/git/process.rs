@@ -1,0 +1,136 @@
+//! git as a child process whose output is untrusted: a repository (or the
+//! server it comes from) decides how much git prints, so stdout is read
+//! through a cap by whoever consumes it, stderr is drained on a thread that
+//! keeps only its tail, and a child that is given up on is killed rather
+//! than left running or blocked on a full pipe.
+
+use super::SourceError;
+use crate::project::spec::GitUrl;
+use std::io::Read;
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::thread::JoinHandle;
+
+/// How much of git's stderr is kept: enough for its last message.
+const STDERR_TAIL: usize = 8 * 1024;
+
+/// A running git command. Dropping it before [`Git::finish`] kills it.
+pub(super) struct Git<'a> {
+    child: std::process::Child,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    what: &'static str,
+    url: &'a GitUrl,
+}
+
+impl<'a> Git<'a> {
+    /// Starts `c` with stdout (and, with `stdin`, stdin) piped.
+    pub(super) fn spawn(
+        mut c: Command,
+        stdin: bool,
+        what: &'static str,
+        url: &'a GitUrl,
+    ) -> Result<Self, SourceError> {
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        if stdin {
+            c.stdin(Stdio::piped());
+        }
+        let mut child = c.spawn().map_err(SourceError::GitMissing)?;
+        let stderr = child.stderr.take().map(|mut e| {
+            std::thread::spawn(move || {
+                let mut tail = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = e.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    tail.extend_from_slice(&buf[..n]);
+                    if tail.len() > 2 * STDERR_TAIL {
+                        tail.drain(..tail.len() - STDERR_TAIL);
+                    }
+                }
+                tail
+            })
+        });
+        Ok(Git {
+            child,
+            stderr,
+            what,
+            url,
+        })
+    }
+
+    pub(super) fn stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+
+    pub(super) fn stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
+    }
+
+    /// An error about this command, with credentials masked.
+    pub(super) fn error(&self, detail: impl Into<String>) -> SourceError {
+        SourceError::Git {
+            what: self.what,
+            url: self.url.redacted(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Waits for git; a failure becomes an error carrying git's last
+    /// stderr line.
+    pub(super) fn finish(mut self) -> Result<(), SourceError> {
+        drop(self.child.stdout.take());
+        let status = self.child.wait().map_err(SourceError::GitMissing)?;
+        let tail = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        if status.success() {
+            return Ok(());
+        }
+        let err = String::from_utf8_lossy(&tail);
+        // git may echo the URL it was given; never let credentials through.
+        let err = err.replace(self.url.as_str(), &self.url.redacted());
+        let line = err
+            .lines()
+            .map(str::trim)
+            .rfind(|l| !l.is_empty())
+            .unwrap_or("git failed");
+        Err(self.error(line))
+    }
+}
+
+impl Drop for Git<'_> {
+    fn drop(&mut self) {
+        // After `finish` the child has been reaped and this is a no-op.
+        // The stderr thread is left to end by itself: a helper git
+        // started (ssh, a remote helper) may hold the pipe a while longer.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs `c` to completion, reading at most `cap` bytes of its stdout; a
+/// command that prints more is killed and refused.
+pub(super) fn run(
+    c: Command,
+    what: &'static str,
+    url: &GitUrl,
+    cap: u64,
+) -> Result<Vec<u8>, SourceError> {
+    let mut git = Git::spawn(c, false, what, url)?;
+    let mut out = Vec::new();
+    if let Some(stdout) = git.stdout() {
+        stdout
+            .take(cap + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| git.error(format!("cannot read its output: {e}")))?;
+    }
+    if out.len() as u64 > cap {
+        return Err(git.error(format!("it printed more than {cap} bytes; stopped it")));
+    }
+    git.finish()?;
+    Ok(out)
+}

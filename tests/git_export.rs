@@ -1,0 +1,271 @@
+//! A git skill installs exactly what was committed: the repository's own
+//! `.gitattributes` (export-subst, export-ignore, eol, ident, filter
+//! drivers) change nothing, and a tree that is too large is refused from
+//! its listing, before git's output can cost memory.
+
+mod common;
+use common::{stderr, Fixture};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    git_in(dir, args, None)
+}
+
+fn git_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> String {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .args([
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "core.autocrlf=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("git");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin.unwrap_or_default()).expect("stdin");
+    drop(input);
+    let out = child.wait_with_output().expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn skill_md(name: &str) -> String {
+    format!("---\nname: {name}\ndescription: The {name} skill\nversion: \"1.0.0\"\n---\nbody\n")
+}
+
+fn new_repo(f: &Fixture, name: &str) -> PathBuf {
+    let repo = f.root().join(name);
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    repo
+}
+
+fn file_url(repo: &Path) -> String {
+    format!("git+file://{}", repo.display())
+}
+
+#[test]
+fn gitattributes_in_the_repository_change_nothing() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    let marker = f.root().join("filter-ran");
+    // A filter driver the *user* has configured (as git-lfs is): a
+    // repository naming it must not make skillpm run it.
+    std::fs::write(
+        f.home.join(".gitconfig"),
+        format!(
+            "[filter \"evil\"]\n\tsmudge = {} {} && {}\n\tclean = {}\n",
+            tool("touch"),
+            marker.display(),
+            tool("cat"),
+            tool("cat"),
+        ),
+    )
+    .unwrap();
+    let repo = new_repo(&f, "attrs");
+    let md = skill_md("attrs");
+    let committed: &[(&str, &[u8])] = &[
+        ("SKILL.md", md.as_bytes()),
+        ("subst.txt", b"commit $Format:%H$ by $Format:%an$\n"),
+        ("ignored.txt", b"export-ignore must not drop me\n"),
+        ("crlf.txt", b"line one\nline two\n"),
+        ("ident.txt", b"$Id$\n"),
+        ("filtered.txt", b"raw bytes\n"),
+    ];
+    for (p, c) in committed {
+        f.write(&repo, p, c);
+    }
+    f.write(
+        &repo,
+        ".gitattributes",
+        "* export-subst\nignored.txt export-ignore\ncrlf.txt text eol=crlf\nident.txt ident\nfiltered.txt filter=evil\n",
+    );
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "attrs"]);
+
+    f.ok(&["init"]);
+    f.ok(&["add", &file_url(&repo)]);
+    let installed = f.project_root().join("attrs");
+    for (p, c) in committed {
+        let got = std::fs::read(installed.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(c),
+            "{p} differs from what was committed"
+        );
+    }
+    assert!(!marker.exists(), "the filter driver ran");
+    f.ok(&["verify"]);
+}
+
+#[test]
+fn one_blob_listed_many_times_is_refused_before_it_is_read() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    let repo = new_repo(&f, "wide");
+    f.write(&repo, "SKILL.md", skill_md("wide"));
+    git(&repo, &["add", "SKILL.md"]);
+    // 4 MiB that do not compress, stored once, listed 250 times: 1 GB of
+    // `git archive` output from a repository of a few MiB.
+    let mut noise = Vec::with_capacity(4 << 20);
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    while noise.len() < 4 << 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        noise.extend_from_slice(&x.to_le_bytes());
+    }
+    let oid = git_in(&repo, &["hash-object", "-w", "--stdin"], Some(&noise));
+    let index: String = (0..250)
+        .map(|i| format!("100644 {oid}\tcopies/{i:03}.bin\n"))
+        .collect();
+    git_in(
+        &repo,
+        &["update-index", "--index-info"],
+        Some(index.as_bytes()),
+    );
+    git(&repo, &["commit", "-qm", "wide"]);
+
+    f.ok(&["init"]);
+    let start = Instant::now();
+    let mut child = f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .args(["--quiet", "add", &file_url(&repo)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("skillpm");
+    let pid = child.id();
+    let mut peak_kib = 0u64;
+    while child.try_wait().expect("wait").is_none() {
+        peak_kib = peak_kib.max(vm_hwm_kib(pid));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().expect("skillpm");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("more than 52428800 bytes"), "{err}");
+    assert!(peak_kib < 100 * 1024, "peak RSS {peak_kib} KiB");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(!f.project_root().join("wide").exists());
+}
+
+#[test]
+fn a_tree_that_compresses_badly_is_cut_off_while_it_is_written() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    let repo = new_repo(&f, "noisy");
+    f.write(&repo, "SKILL.md", skill_md("noisy"));
+    // 12 distinct incompressible MiB: under the unpacked limit, over the
+    // 10 MiB compressed one.
+    let mut x: u64 = 0x2545f4914f6cdd1d;
+    for i in 0..12 {
+        let mut noise = Vec::with_capacity(1 << 20);
+        while noise.len() < 1 << 20 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            noise.extend_from_slice(&x.to_le_bytes());
+        }
+        f.write(&repo, &format!("assets/{i}.bin"), noise);
+    }
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "noisy"]);
+    f.ok(&["init"]);
+    let out = f.skillpm(&["--quiet", "add", &file_url(&repo)]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("10485760"), "{err}");
+    assert!(!f.project_root().join("noisy").exists());
+}
+
+#[test]
+fn symlinks_and_executables_keep_their_meaning() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    let repo = new_repo(&f, "modes");
+    f.write(&repo, "SKILL.md", skill_md("modes"));
+    let script = f.write(&repo, "scripts/run.sh", "#!/bin/sh\necho hi\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let long = format!("{}/deep.md", "d".repeat(120));
+    f.write(&repo, &long, "long path");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "modes"]);
+    f.ok(&["init"]);
+    f.ok(&["add", &file_url(&repo)]);
+    let installed = f.project_root().join("modes");
+    assert_eq!(
+        std::fs::read_to_string(installed.join(&long)).unwrap(),
+        "long path"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(installed.join("scripts/run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111, "{mode:o}");
+    }
+
+    // A committed symlink is refused, as in any package.
+    let repo = new_repo(&f, "linked");
+    f.write(&repo, "SKILL.md", skill_md("linked"));
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/passwd", repo.join("passwd")).unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "link"]);
+    let out = f.skillpm(&["--quiet", "add", &file_url(&repo)]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("symlink"), "{err}");
+}
+
+/// The absolute path of a system tool (the fixture's PATH holds only git).
+fn tool(name: &str) -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} not found on PATH"))
+        .display()
+        .to_string()
+}
+
+/// The peak resident set of a running process, from `/proc`.
+fn vm_hwm_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
