@@ -101,16 +101,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let cat = catalog::Catalog::build(&env)?;
             print(&load::render(&cat, &command).map_err(|e| Exit(2, e.to_string()))?)?;
         }
-        Command::Validate { dirs } => {
-            let dirs = if dirs.is_empty() {
+        Command::Validate {
+            paths,
+            dialect,
+            hidden,
+        } => {
+            let paths = if paths.is_empty() {
                 vec![env.cwd.clone()]
             } else {
-                dirs
+                paths
             };
-            let mut all: Vec<_> = dirs
-                .iter()
-                .flat_map(|d| validate::validate_path(d))
-                .collect();
+            let opts = validate::Options {
+                dialect: dialect.into(),
+                hidden,
+            };
+            let mut all = Vec::new();
+            for path in &paths {
+                let report = validate::validate_path(path, opts);
+                if let Some(n) = report.hidden_note(path) {
+                    note(cli.quiet, n);
+                }
+                all.extend(report.violations);
+            }
             all.sort();
             all.dedup();
             let (text, errors) = render::violations(&all, cli.quiet);

@@ -433,7 +433,8 @@ fn validate_lists_every_violation_with_file_and_line() {
         "name: Bad_Skill\ndescription: fine\nversion: \"one\"\nmetadata:\n  nested: {a: b}\nfavourite-colour: x",
         "",
     );
-    let out = f.skillpm(&["validate", dir.to_str().unwrap()]);
+    // `version` is skillpm's key, not the spec's: checked under its dialect.
+    let out = f.skillpm(&["validate", "--dialect", "skillpm", dir.to_str().unwrap()]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     let md = dir.join("SKILL.md");
@@ -453,7 +454,7 @@ fn validate_lists_every_violation_with_file_and_line() {
     );
     assert!(
         text.contains(&format!(
-            "{md}:7: warning: unknown frontmatter key `favourite-colour`"
+            "{md}:7: error: unknown frontmatter key `favourite-colour`"
         )),
         "{text}"
     );
@@ -461,10 +462,10 @@ fn validate_lists_every_violation_with_file_and_line() {
     let good = f.skill(
         f.root(),
         "good-one",
-        "name: good-one\ndescription: fine\nversion: \"1.0.0\"\nhomepage: x",
+        "name: good-one\ndescription: fine\nversion: \"1.0.0\"\nmetadata:\n  homepage: x",
         "",
     );
-    let out = f.skillpm(&["validate", good.to_str().unwrap()]);
+    let out = f.skillpm(&["validate", "--dialect", "skillpm", good.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
 

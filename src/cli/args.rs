@@ -44,10 +44,18 @@ pub enum Command {
         /// The skill's command (its path below the root). Use `--` before names starting with `-`.
         command: String,
     },
-    /// Check skills against the strict Agent Skills rules.
+    /// Check skills against the Agent Skills specification (agentskills.io), as its
+    /// reference validator `skills-ref` does: every violation, with file and line.
     Validate {
-        /// Skill directories or trees of skills (default: the current directory).
-        dirs: Vec<PathBuf>,
+        /// SKILL.md files, skill directories, or trees of skills (default: the current directory).
+        paths: Vec<PathBuf>,
+        /// Which top-level frontmatter keys are allowed.
+        #[arg(long, value_enum, default_value_t = ValidateDialect::AgentSkills)]
+        dialect: ValidateDialect,
+        /// Also validate skills under dot-directories (`.curated/`, `.system/`), which are
+        /// skipped by default as discovery skips them.
+        #[arg(long)]
+        hidden: bool,
     },
     #[command(flatten)]
     Package(PackageCommand),
@@ -229,6 +237,26 @@ impl InstallFlags {
             frozen: self.frozen,
             global: self.global,
             cache_dir: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ValidateDialect {
+    /// Only the specification's keys: name, description, license, compatibility, metadata,
+    /// allowed-tools. Anything else belongs under `metadata`.
+    AgentSkills,
+    /// Also the keys skillpm reads: version, requires, os, conflicts, always,
+    /// user_invocable_only, triggers, agent blocks such as `sven: {requires_bins}`, and
+    /// `metadata.openclaw` maps.
+    Skillpm,
+}
+
+impl From<ValidateDialect> for skillpm::engine::validate::Dialect {
+    fn from(d: ValidateDialect) -> Self {
+        match d {
+            ValidateDialect::AgentSkills => Self::AgentSkills,
+            ValidateDialect::Skillpm => Self::Skillpm,
         }
     }
 }

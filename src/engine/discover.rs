@@ -115,6 +115,13 @@ pub use skillpm_core::skill::SKILL_FILES;
 /// followed; a directory already visited (a loop, or two links to one
 /// place) is not entered again.
 pub fn scan_root(root: &Path, root_index: usize, out: &mut Vec<Found>) {
+    scan_root_with(root, root_index, false, out)
+}
+
+/// [`scan_root`], entering dot-directories too when `hidden` is set:
+/// `validate` must see collections that keep every skill under one
+/// (`openai/skills` uses `.curated/`, `.system/`, `.experimental/`).
+pub fn scan_root_with(root: &Path, root_index: usize, hidden: bool, out: &mut Vec<Found>) {
     let mut visited = HashSet::new();
     if let Some(id) = dir_id(root) {
         visited.insert(id);
@@ -136,7 +143,7 @@ pub fn scan_root(root: &Path, root_index: usize, out: &mut Vec<Found>) {
                 ft.is_dir()
             };
             if is_dir {
-                if !name.starts_with('.') {
+                if hidden || !name.starts_with('.') {
                     subdirs.push(name.to_string());
                 }
             } else if !rel.is_empty() {

@@ -3,27 +3,118 @@
 
 pub use skillpm_core::validate::*;
 
-use super::discover::scan_root;
+use super::discover::{scan_root_with, Found};
 use skillpm_core::skill::SKILL_FILES;
 use std::path::Path;
 
-/// Validates `path`: a skill directory, or a tree of skills.
-pub fn validate_path(path: &Path) -> Vec<Violation> {
-    if SKILL_FILES.iter().any(|f| path.join(f).is_file()) {
-        return validate_skill_dir(path);
+/// How much of a tree to validate, and against which rules.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    pub dialect: Dialect,
+    /// Also descend into dot-directories, which discovery skips.
+    pub hidden: bool,
+}
+
+/// What validating one path found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub violations: Vec<Violation>,
+    /// Skills below dot-directories that were left out (their paths
+    /// relative to the validated directory), so the CLI can say so: a
+    /// collection kept entirely under `.curated/` would otherwise pass
+    /// with nothing checked.
+    pub hidden_skipped: Vec<String>,
+}
+
+impl Report {
+    /// One line naming what `--hidden` would add, if anything was skipped.
+    pub fn hidden_note(&self, path: &Path) -> Option<String> {
+        if self.hidden_skipped.is_empty() {
+            return None;
+        }
+        let mut tops: Vec<&str> = self
+            .hidden_skipped
+            .iter()
+            .filter_map(|c| c.split('/').find(|part| part.starts_with('.')))
+            .collect();
+        tops.sort_unstable();
+        tops.dedup();
+        Some(format!(
+            "note: skipped {} skill(s) under dot-directories of {} ({}); pass --hidden to validate them",
+            self.hidden_skipped.len(),
+            path.display(),
+            tops.join(", ")
+        ))
     }
-    let mut found = Vec::new();
-    scan_root(path, 0, &mut found);
-    if found.is_empty() {
-        return vec![Violation {
+}
+
+fn problem(path: &Path, message: &str) -> Report {
+    Report {
+        violations: vec![Violation {
             file: path.to_path_buf(),
             line: None,
             severity: Severity::Error,
-            message: "no SKILL.md found here or below".to_string(),
-        }];
+            message: message.to_string(),
+        }],
+        hidden_skipped: Vec::new(),
     }
+}
+
+fn scan(path: &Path, hidden: bool) -> Vec<Found> {
+    let mut found = Vec::new();
+    scan_root_with(path, 0, hidden, &mut found);
     found
-        .iter()
-        .flat_map(|f| validate_skill_dir(&f.dir))
-        .collect()
+}
+
+fn is_hidden(command: &str) -> bool {
+    command.split('/').any(|part| part.starts_with('.'))
+}
+
+/// Validates `path`: a `SKILL.md` file, a skill directory, or a tree of
+/// skills.
+pub fn validate_path(path: &Path, opts: Options) -> Report {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return problem(path, "no such file or directory");
+    };
+    if meta.is_file() {
+        let is_skill_md = path
+            .file_name()
+            .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILES[0]));
+        if !is_skill_md {
+            return problem(path, "not a SKILL.md file or a directory of skills");
+        }
+        return Report {
+            violations: validate_skill_file(path, opts.dialect),
+            hidden_skipped: Vec::new(),
+        };
+    }
+    if SKILL_FILES.iter().any(|f| path.join(f).is_file()) {
+        return Report {
+            violations: validate_skill_dir(path, opts.dialect),
+            hidden_skipped: Vec::new(),
+        };
+    }
+    let found = scan(path, opts.hidden);
+    // A second walk, only to tell the user what the first one left out.
+    let hidden_skipped = if opts.hidden {
+        Vec::new()
+    } else {
+        scan(path, true)
+            .into_iter()
+            .map(|f| f.command)
+            .filter(|c| is_hidden(c))
+            .collect()
+    };
+    if found.is_empty() {
+        let mut report = problem(path, "no SKILL.md found here or below");
+        report.hidden_skipped = hidden_skipped;
+        return report;
+    }
+    Report {
+        violations: found
+            .iter()
+            .flat_map(|f| validate_skill_dir(&f.dir, opts.dialect))
+            .collect(),
+        hidden_skipped,
+    }
 }

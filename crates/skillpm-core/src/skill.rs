@@ -106,6 +106,10 @@ pub struct SkillDoc {
     /// File line of each top-level key, for validation messages.
     pub key_lines: BTreeMap<String, usize>,
     pub warnings: Vec<Warning>,
+    /// File lines whose unquoted `: ` the loader quoted to make the YAML
+    /// parse. Loading forgives them; `validate` must not, and telling them
+    /// apart from other warnings by their text would break silently.
+    pub repaired_lines: Vec<usize>,
 }
 
 /// Keys the Agent Skills specification and the known agent dialects define;
@@ -192,6 +196,7 @@ pub fn parse(bytes: &[u8]) -> Result<SkillDoc, SkillError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (fm, fm_first_line, body) = split_frontmatter(text)?;
     let mut warnings = Vec::new();
+    let mut repaired_lines = Vec::new();
     let frontmatter = match parse_yaml(&fm) {
         Ok(v) => v,
         Err(first) => {
@@ -200,6 +205,7 @@ pub fn parse(bytes: &[u8]) -> Result<SkillDoc, SkillError> {
             match (fixed_lines.is_empty(), parse_yaml(&fixed)) {
                 (false, Ok(v)) => {
                     for l in fixed_lines {
+                        repaired_lines.push(fm_first_line + l);
                         warnings.push(Warning {
                             line: Some(fm_first_line + l),
                             message: "unquoted `: ` in a value; read it as a quoted string"
@@ -239,12 +245,13 @@ pub fn parse(bytes: &[u8]) -> Result<SkillDoc, SkillError> {
         body,
         key_lines,
         warnings,
+        repaired_lines,
     })
 }
 
 /// A top-level map such as `sven: {requires_bins: [...]}` is an agent's own
 /// block, not an unknown key.
-fn is_tool_block(fm: &Map<String, Value>, key: &str) -> bool {
+pub(crate) fn is_tool_block(fm: &Map<String, Value>, key: &str) -> bool {
     fm.get(key).and_then(Value::as_object).is_some_and(|m| {
         m.keys().any(|k| {
             matches!(
@@ -285,6 +292,10 @@ fn yaml_options() -> serde_saphyr::Options {
     budget.max_documents = 1;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
+    // YAML 1.2 core schema, as the specification's own parsers read it: only
+    // `true`/`false` are booleans, so `description: yes` or `name: no` stay
+    // the strings their authors wrote instead of vanishing into a bool.
+    options.strict_booleans = true;
     options.with_snippet = false;
     options
 }
@@ -412,6 +423,19 @@ mod tests {
         assert_eq!(doc.description(), "Use when: you need it");
         assert_eq!(doc.warnings.len(), 1);
         assert_eq!(doc.warnings[0].line, Some(3));
+        assert_eq!(doc.repaired_lines, [3]);
+    }
+
+    #[test]
+    fn yaml_1_1_booleans_are_strings() {
+        for word in ["y", "n", "yes", "no", "on", "off", "Yes", "OFF"] {
+            let doc = parse(format!("---\nname: {word}\ndescription: {word}\n---\n").as_bytes())
+                .unwrap_or_else(|e| panic!("{word}: {e}"));
+            assert_eq!(doc.description(), word);
+            assert_eq!(doc.name(), Some(word));
+        }
+        let doc = parse(b"---\ndescription: d\nalways: true\n---\n").unwrap();
+        assert_eq!(doc.frontmatter["always"], Value::Bool(true));
     }
 
     #[test]
