@@ -4,7 +4,7 @@
 //! its listing, before git's output can cost memory.
 
 mod common;
-use common::{stderr, Fixture};
+use common::{seeded, stderr, Fixture};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,19 +13,19 @@ fn git(dir: &Path, args: &[&str]) -> String {
     git_in(dir, args, None)
 }
 
+const IDENTITY: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "t"),
+    ("GIT_AUTHOR_EMAIL", "t@example.com"),
+    ("GIT_COMMITTER_NAME", "t"),
+    ("GIT_COMMITTER_EMAIL", "t@example.com"),
+];
+
+/// Runs git in `dir` with a fixed identity, feeding it `stdin`.
 fn git_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> String {
     use std::io::Write;
     let mut child = Command::new("git")
-        .args([
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "user.name=t",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "core.autocrlf=false",
-        ])
+        .envs(IDENTITY)
+        .args(["-c", "init.defaultBranch=main", "-c", "core.autocrlf=false"])
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
@@ -33,16 +33,13 @@ fn git_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("git");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.unwrap_or_default()).expect("stdin");
-    drop(input);
+    if let Some(mut input) = child.stdin.take() {
+        input.write_all(stdin.unwrap_or_default()).expect("stdin");
+    }
     let out = child.wait_with_output().expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
 }
 
 fn skill_md(name: &str) -> String {
@@ -123,14 +120,7 @@ fn one_blob_listed_many_times_is_refused_before_it_is_read() {
     git(&repo, &["add", "SKILL.md"]);
     // 4 MiB that do not compress, stored once, listed 250 times: 1 GB of
     // `git archive` output from a repository of a few MiB.
-    let mut noise = Vec::with_capacity(4 << 20);
-    let mut x: u64 = 0x9e3779b97f4a7c15;
-    while noise.len() < 4 << 20 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        noise.extend_from_slice(&x.to_le_bytes());
-    }
+    let noise = seeded::noise(1, 4 << 20);
     let oid = git_in(&repo, &["hash-object", "-w", "--stdin"], Some(&noise));
     let index: String = (0..250)
         .map(|i| format!("100644 {oid}\tcopies/{i:03}.bin\n"))
@@ -179,16 +169,8 @@ fn a_tree_that_compresses_badly_is_cut_off_while_it_is_written() {
     f.write(&repo, "SKILL.md", skill_md("noisy"));
     // 12 distinct incompressible MiB: under the unpacked limit, over the
     // 10 MiB compressed one.
-    let mut x: u64 = 0x2545f4914f6cdd1d;
     for i in 0..12 {
-        let mut noise = Vec::with_capacity(1 << 20);
-        while noise.len() < 1 << 20 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            noise.extend_from_slice(&x.to_le_bytes());
-        }
-        f.write(&repo, &format!("assets/{i}.bin"), noise);
+        f.write(&repo, &format!("assets/{i}.bin"), seeded::noise(i, 1 << 20));
     }
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "noisy"]);
