@@ -206,18 +206,19 @@ impl Checker<'_> {
     }
 
     fn allowed_tools(&mut self) {
+        let generic = || "Read Bash(git:*)".to_string();
         let example = match self.doc.frontmatter.get("allowed-tools") {
             None | Some(Value::String(_)) => return,
+            // The author's own list, joined, when it is a short list of
+            // strings; a message must not echo a quarter megabyte back.
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|i| {
-                    i.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| i.to_string())
-                })
-                .collect::<Vec<_>>()
-                .join(" "),
-            Some(_) => "Read Bash(git:*)".to_string(),
+                .map(Value::as_str)
+                .collect::<Option<Vec<_>>>()
+                .map(|tools| tools.join(" "))
+                .filter(|joined| joined.len() <= 200)
+                .unwrap_or_else(generic),
+            Some(_) => generic(),
         };
         self.strict(
             "allowed-tools",
@@ -485,6 +486,15 @@ mod tests {
         assert!(
             e[1].1.contains("`allowed-tools: Read Bash(git:*)`"),
             "{e:?}"
+        );
+        let long = format!(
+            "name: a\ndescription: d\nallowed-tools: [{}]",
+            "Read, ".repeat(100)
+        );
+        let f = check_doc(&doc(&long), Some("a"), Dialect::AgentSkills);
+        assert!(
+            f[0].2.ends_with("`allowed-tools: Read Bash(git:*)`"),
+            "{f:?}"
         );
         let d = doc(&format!(
             "name: a\ndescription: d\ncompatibility: {}",
