@@ -11,6 +11,7 @@
 //! a future change of format starts a fresh bucket instead of misreading
 //! an old one.
 
+use crate::fs::fingerprint;
 use sha2::{Digest, Sha256};
 use skillpm_core::archive::{self, Limits};
 use skillpm_core::checksum::{Checksum, Verified};
@@ -105,8 +106,56 @@ impl Cache {
         self.root.join(TREES).join(c.hex())
     }
 
-    pub fn has_tree(&self, c: &Checksum) -> bool {
-        self.tree_path(c).is_dir()
+    /// The cached tree for `c` if it is present and still exactly what `c`
+    /// names: its fingerprint is the one stamped when it was unpacked, or,
+    /// failing that, re-packing it gives `c` again. A tree that fails is
+    /// removed, so it is unpacked afresh from a verified tarball instead of
+    /// being installed: the cache sits where other processes can write.
+    pub fn verified_tree(&self, c: &Checksum) -> Option<PathBuf> {
+        let tree = self.tree_path(c);
+        if !tree.is_dir() {
+            return None;
+        }
+        let stamp = self.stamp_path(c);
+        let now = fingerprint::of_tree(&tree, &[]);
+        let stamped = std::fs::read_to_string(&stamp).ok();
+        if now.is_some() && now == stamped {
+            return Some(tree);
+        }
+        if archive::tree_checksum(&tree).is_ok_and(|t| t == *c) || self.matches_tarball(c, &tree) {
+            if let Some(f) = now {
+                let _ = crate::fs::replace_file(&stamp, f.as_bytes());
+            }
+            return Some(tree);
+        }
+        let _ = std::fs::remove_file(&stamp);
+        let aside = self.root.join(TMP).join(format!("tampered-{}", c.hex()));
+        let _ = std::fs::create_dir_all(self.root.join(TMP));
+        if std::fs::rename(&tree, &aside).is_ok() {
+            let _ = std::fs::remove_dir_all(&aside);
+        }
+        None
+    }
+
+    /// Whether `tree` holds exactly what the cached tarball for `c` unpacks
+    /// to (for tarballs another tool packed, which re-packing cannot
+    /// reproduce byte for byte).
+    fn matches_tarball(&self, c: &Checksum, tree: &Path) -> bool {
+        let Some(tarball) = self
+            .read_tarball(c)
+            .and_then(|b| Verified::check(b, c).ok())
+        else {
+            return false;
+        };
+        let Ok(tmp) = self.tmp() else {
+            return false;
+        };
+        archive::unpack_to_new_dir(tarball.bytes(), None, &tmp, &Limits::default())
+            .is_ok_and(|fresh| crate::fs::compare::diff_trees(fresh.path(), tree, &[]).is_empty())
+    }
+
+    fn stamp_path(&self, c: &Checksum) -> PathBuf {
+        self.root.join(TREES).join(format!("{}.stamp", c.hex()))
     }
 
     /// Reads a cached tarball. The bytes are not trusted: the cache is on
@@ -156,6 +205,11 @@ impl Cache {
             Ok(()) => {
                 // The directory now lives at `dest`; stop TempDir deleting it.
                 let _ = staged.keep();
+                // Best effort: without a stamp the next use re-hashes.
+                if let Some(f) = fingerprint::of_tree(&dest, &[]) {
+                    let _ =
+                        crate::fs::replace_file(&self.stamp_path(tarball.checksum()), f.as_bytes());
+                }
                 Ok(dest)
             }
             // Another process won the race with identical content.

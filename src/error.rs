@@ -30,8 +30,8 @@ pub enum Error {
         #[source]
         source: skillpm_core::name::NameError,
     },
-    #[error("skills.lock is out of date with skills.toml: {0}; run `skillpm install` without --locked to update it")]
-    LockedMismatch(String),
+    #[error("skills.lock is out of date with skills.toml: {detail}; run `skillpm install` without {flag} to update it")]
+    LockedMismatch { detail: String, flag: &'static str },
     #[error("{0} is not in skills.toml")]
     NotInManifest(String),
     #[error("{} already exists", .0.display())]

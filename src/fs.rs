@@ -1,6 +1,9 @@
 //! Filesystem primitives with crash-safety guarantees: whole-file
 //! replacement that readers never see torn, an atomic directory swap, and
-//! tree copies that never link back into the cache.
+//! tree copies that never link back into the cache, and tree fingerprints.
+
+pub mod compare;
+pub mod fingerprint;
 
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};

@@ -75,8 +75,7 @@ fn eprint_line(s: &str) {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
-    let env = Environment::from_process(cli.project.clone())
-        .context("cannot read the current directory")?;
+    let env = Environment::from_process(cli.project.clone()).context("cannot start")?;
     match cli.command {
         Command::Status { json } => {
             let mut cat = catalog::Catalog::build(&env)?;
@@ -99,7 +98,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Load { command } => {
             let cat = catalog::Catalog::build(&env)?;
-            print(&load::render(&cat, &command).map_err(|e| Exit(2, e.to_string()))?)?;
+            // An unknown command is a failed lookup, not bad usage: exit 1.
+            print(&load::render(&cat, &command).map_err(|e| Exit(1, e.to_string()))?)?;
         }
         Command::Validate {
             paths,

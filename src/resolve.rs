@@ -7,7 +7,7 @@
 //! resolved again, all at once: registry ones to the highest non-yanked
 //! matching version, git ones to the commit their ref points at now.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile};
 use crate::project::manifest::{Dependency, Manifest};
 use crate::project::spec::GitRef;
@@ -86,6 +86,7 @@ pub async fn resolve(
     reporter: &dyn Reporter,
     old: &Lockfile,
     refresh: &Refresh,
+    locked: Option<&'static str>,
 ) -> Result<Resolved> {
     let mut lock = Lockfile::default();
     let mut jobs = Vec::new();
@@ -103,6 +104,24 @@ pub async fn resolve(
                 lock.upsert(l.clone());
             }
             _ => jobs.push((name, dep, registry_url)),
+        }
+    }
+    // `--locked` must not change the lock: say which entry is out of date
+    // before anything goes to the network. (Path dependencies are packed
+    // anyway; the caller compares their checksums with the lock.)
+    if let Some(flag) = locked {
+        if let Some((name, _, _)) = jobs
+            .iter()
+            .find(|(_, dep, _)| !matches!(dep, Dependency::Path { .. }))
+        {
+            let detail = match old.get(name) {
+                None => format!("{name} is in skills.toml but not in skills.lock"),
+                Some(l) => format!(
+                    "{name} is locked at {} ({}), which skills.toml no longer allows",
+                    l.version, l.source
+                ),
+            };
+            return Err(Error::LockedMismatch { detail, flag });
         }
     }
     let resolved: Vec<_> = stream::iter(jobs)

@@ -407,8 +407,9 @@ fn load_prints_body_files_and_direct_sub_skills() {
     let odd = f.ok(&["load", "--", "-dash name"]);
     assert!(odd.contains("Odd body"));
 
+    // A failed lookup exits 1 (2 is for bad usage).
     let missing = f.skillpm(&["load", "nope"]);
-    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(missing.status.code(), Some(1));
     assert!(stderr(&missing).contains("no skill with command `nope`"));
     assert_eq!(stderr(&missing).lines().count(), 1);
 }

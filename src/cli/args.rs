@@ -36,6 +36,7 @@ pub enum Command {
         /// Character budget for the skill entries.
         #[arg(long, default_value_t = prompt::DEFAULT_BUDGET)]
         budget: usize,
+        /// Catalogue dialect: skillpm's seed format or the Agent Skills reference format.
         #[arg(long, value_enum, default_value_t = PromptFormat::Seed)]
         format: PromptFormat,
     },
@@ -78,6 +79,7 @@ pub enum PackageCommand {
     },
     /// Remove skills from skills.toml, skills.lock and disk.
     Remove {
+        /// Names of skills in skills.toml.
         #[arg(required = true)]
         names: Vec<String>,
         #[command(flatten)]
@@ -90,26 +92,32 @@ pub enum PackageCommand {
     },
     /// Re-resolve skills within their requirements.
     Update {
+        /// Only these skills (default: every skill in skills.toml).
         names: Vec<String>,
         #[command(flatten)]
         flags: InstallFlags,
     },
     /// Show current, wanted and latest versions of registry skills.
     Outdated {
+        /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Use the user manifest (~/.agents/skills) instead of the project's.
         #[arg(long, short = 'g')]
         global: bool,
     },
     /// Show installed skills with versions and sources.
     List {
+        /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Use the user manifest (~/.agents/skills) instead of the project's.
         #[arg(long, short = 'g')]
         global: bool,
     },
     /// Re-hash installed skills against the lock and report modified files.
     Verify {
+        /// Use the user manifest (~/.agents/skills) instead of the project's.
         #[arg(long, short = 'g')]
         global: bool,
     },
@@ -123,6 +131,7 @@ pub enum PackageCommand {
     },
     /// Publish a skill directory to a registry.
     Publish {
+        /// The skill directory (default: the current directory).
         dir: Option<PathBuf>,
         #[command(flatten)]
         reg: RegistryArgs,
@@ -131,6 +140,7 @@ pub enum PackageCommand {
     Yank {
         /// NAME@VERSION
         target: String,
+        /// Un-yank instead: make the version installable by new resolutions again.
         #[arg(long)]
         undo: bool,
         #[command(flatten)]
@@ -143,7 +153,9 @@ pub enum PackageCommand {
     },
     /// Search the registry.
     Search {
+        /// Words to look for in names, descriptions and tags.
         query: String,
+        /// At most this many results.
         #[arg(long, default_value_t = 20)]
         limit: u32,
         #[command(flatten)]
@@ -151,7 +163,9 @@ pub enum PackageCommand {
     },
     /// Show a skill's versions, yanked state, description and requirements.
     Info {
+        /// The skill's name.
         name: String,
+        /// Machine-readable output (the registry's index entry).
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -171,19 +185,27 @@ pub enum PackageCommand {
 
 #[derive(Subcommand)]
 pub enum OwnerAction {
+    /// Print the owners of a skill.
     List {
+        /// The skill's name.
         name: String,
         #[command(flatten)]
         reg: RegistryArgs,
     },
+    /// Add an owner (needs a token of a current owner).
     Add {
+        /// The skill's name.
         name: String,
+        /// The registry login to add.
         user: String,
         #[command(flatten)]
         reg: RegistryArgs,
     },
+    /// Remove an owner (the last owner cannot be removed).
     Remove {
+        /// The skill's name.
         name: String,
+        /// The registry login to remove.
         user: String,
         #[command(flatten)]
         reg: RegistryArgs,

@@ -46,10 +46,23 @@ impl Environment {
             .filter(|(_, v)| !v.is_empty())
             .filter_map(|(k, _)| k.into_string().ok())
             .collect();
+        let cwd = std::env::current_dir()?;
+        // `-C DIR` names a project that must exist, as `cargo -C` and
+        // `git -C` require; silently using another directory would act on
+        // the wrong project.
+        if let Some(p) = &project_override {
+            let dir = cwd.join(p);
+            if !dir.is_dir() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("-C {}: no such directory", dir.display()),
+                ));
+            }
+        }
         Ok(Environment {
             home,
             config_dir: config_base.map(|b| b.join("skillpm")),
-            cwd: std::env::current_dir()?,
+            cwd,
             project_override,
             path_var: std::env::var_os("PATH"),
             env_set,
@@ -108,9 +121,13 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// Largest `skills.toml` or `config.toml` read; a project's manifest comes
+/// from whoever wrote the repository.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// Reads the `[engine]` table of a TOML file; a missing file is empty.
 pub fn read_engine_table(file: &Path) -> Result<EngineTable, ConfigError> {
-    let text = match std::fs::read_to_string(file) {
+    let text = match skillpm_core::bounded::read_to_string(file, MAX_CONFIG_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(EngineTable::default()),
         Err(e) => {

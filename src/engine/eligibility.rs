@@ -103,8 +103,16 @@ impl Requirements {
     }
 }
 
+/// YAML is read as 1.2, where `yes`/`on` are strings; skills written for
+/// YAML 1.1 loaders still mean "true" by them, and loading is lenient.
 fn is_true(v: Option<&Value>) -> bool {
-    matches!(v, Some(Value::Bool(true))) || matches!(v, Some(Value::String(s)) if s == "true")
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => {
+            matches!(s.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "y")
+        }
+        _ => false,
+    }
 }
 
 /// Accepts a string or a list of strings; other shapes are ignored rather

@@ -25,6 +25,9 @@ fn install_one(root: &Path, skill: &LockedSkill, tree: &Path) -> Result<(), Inst
         name: skill.name.to_string(),
         version: skill.version.to_string(),
         checksum: skill.checksum,
+        // Taken before the marker exists and unchanged by the rename below
+        // (renaming a directory does not touch its files).
+        fingerprint: crate::fs::fingerprint::of_tree(staging.path(), &[MARKER]),
     };
     let mpath = staging.path().join(MARKER);
     std::fs::write(&mpath, marker.render()).map_err(fs_err("write", &mpath))?;

@@ -17,8 +17,8 @@ mod plan;
 mod prepare;
 
 pub use apply::{install_all, remove_one, sweep_leftovers};
-pub use marker::Marker;
-pub use plan::{plan, Action, Plan};
+pub use marker::{Integrity, Marker};
+pub use plan::{installed, plan, Action, Plan};
 pub use prepare::{prepare, Prepared};
 
 use std::path::PathBuf;

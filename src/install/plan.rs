@@ -1,7 +1,8 @@
 //! The diff of wanted (the lock) against installed (the markers on disk),
 //! so a no-op run touches nothing.
 
-use super::Marker;
+use super::marker::{Integrity, Marker};
+use crate::cache::Cache;
 use crate::project::lockfile::LockedSkill;
 use skillpm_core::name::SkillName;
 use std::path::{Path, PathBuf};
@@ -32,29 +33,50 @@ impl Plan {
     }
 }
 
-/// Compares the wanted skills with what is on disk in `root`. `previous`
-/// lists skills skillpm installed before (the old lock); those no longer
-/// wanted are removed, but only if their directory carries our marker.
-pub fn plan(root: &Path, wanted: &[LockedSkill], previous: &[SkillName]) -> Plan {
+/// Compares the wanted skills with what is on disk in `root`, so that one
+/// run converges disk to the lock whatever happened before:
+/// - a skill whose marker names the locked checksum is unchanged only if
+///   its tree is intact ([`Marker::intact`]); an edited tree, or one that
+///   lost an exec bit, is replaced;
+/// - every directory carrying our marker that the lock does not want is
+///   removed, including orphans of an interrupted run that never reached
+///   the lock. Directories without the marker (user-written skills) are
+///   never touched.
+pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
     let mut actions = Vec::new();
     for s in wanted {
         let dir = root.join(s.name.as_str());
         actions.push(match Marker::read(&dir) {
-            Some(m) if m.checksum == s.checksum => Action::Unchanged(s.name.clone()),
+            Some(m)
+                if m.checksum == s.checksum
+                    && m.integrity(&dir, cache, true) == Integrity::Intact =>
+            {
+                Action::Unchanged(s.name.clone())
+            }
             Some(_) => Action::Replace(s.clone()),
             None if dir.exists() => Action::Replace(s.clone()),
             None => Action::Install(s.clone()),
         });
     }
-    for name in previous {
-        if !wanted.iter().any(|w| &w.name == name)
-            && Marker::read(&root.join(name.as_str())).is_some()
-        {
-            actions.push(Action::Remove(name.clone()));
-        }
-    }
+    let mut orphans: Vec<SkillName> = installed(root)
+        .into_iter()
+        .filter(|n| !wanted.iter().any(|w| &w.name == n))
+        .collect();
+    orphans.sort();
+    actions.extend(orphans.into_iter().map(Action::Remove));
     Plan {
         root: root.to_path_buf(),
         actions,
     }
+}
+
+/// The skills in `root` that carry our marker.
+pub fn installed(root: &Path) -> Vec<SkillName> {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| SkillName::new(&e.file_name().to_string_lossy()).ok())
+        .filter(|n| Marker::read(&root.join(n.as_str())).is_some())
+        .collect()
 }

@@ -30,19 +30,24 @@ pub async fn prepare(
     let mut out = HashMap::new();
     let mut fetch = Vec::new();
     for &s in needed {
-        if cache.has_tree(&s.checksum) {
-            out.insert(s.checksum, (cache.tree_path(&s.checksum), true));
+        if let Some(tree) = cache.verified_tree(&s.checksum) {
+            out.insert(s.checksum, (tree, true));
             continue;
         }
-        // A cached tarball that no longer verifies is fetched again.
+        // A tarball packed while resolving was made this run: not "from
+        // cache". A cached tarball that no longer verifies is fetched again.
         let local = packed
             .get(&s.checksum)
-            .cloned()
-            .or_else(|| cache.read_tarball(&s.checksum))
-            .and_then(|bytes| verify(s, bytes).ok());
+            .map(|b| (b.clone(), false))
+            .or_else(|| cache.read_tarball(&s.checksum).map(|b| (b, true)))
+            .and_then(|(bytes, cached)| verify(s, bytes).ok().map(|v| (v, cached)));
         match local {
-            Some(v) => {
-                out.insert(s.checksum, (unpack(cache, s, &v, &limits)?, true));
+            Some((v, cached)) => {
+                let tree = unpack(cache, s, &v, &limits)?;
+                if !cached {
+                    cache.store_tarball(&v)?;
+                }
+                out.insert(s.checksum, (tree, cached));
             }
             None => fetch.push(s),
         }

@@ -37,6 +37,15 @@ pub struct Options {
 }
 
 impl Options {
+    /// The flag that forbids changing the lock, for messages.
+    fn flag(&self) -> &'static str {
+        if self.frozen {
+            "--frozen"
+        } else {
+            "--locked"
+        }
+    }
+
     fn cache(&self) -> Result<Cache> {
         self.cache_dir
             .clone()
@@ -50,29 +59,53 @@ impl Options {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
     pub installed: usize,
+    /// Of `installed`, how many came from what the cache held before the run.
     pub from_cache: usize,
     pub removed: usize,
     pub unchanged: usize,
+    /// Locked entries whose version or source changed: name, old, new.
+    pub changed: Vec<(String, String, String)>,
     pub lock_written: bool,
     pub elapsed: Duration,
 }
 
 impl Summary {
+    /// One line per changed lock entry (`Updated x 1.0.0 -> 1.1.0`), then
+    /// one line of totals that names only what happened.
     pub fn line(&self) -> String {
-        let mut s = format!(
-            "Installed {} skill{} ({} from cache)",
-            self.installed,
-            if self.installed == 1 { "" } else { "s" },
-            self.from_cache
-        );
+        let mut out = String::new();
+        for (name, old, new) in &self.changed {
+            out.push_str(&format!("Updated {name} {old} -> {new}\n"));
+        }
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let mut parts = Vec::new();
+        if self.installed > 0 {
+            parts.push(format!(
+                "Installed {} skill{} ({} from cache)",
+                self.installed,
+                plural(self.installed),
+                self.from_cache
+            ));
+        }
         if self.removed > 0 {
-            s.push_str(&format!(", removed {}", self.removed));
+            parts.push(format!(
+                "Removed {} skill{}",
+                self.removed,
+                plural(self.removed)
+            ));
         }
         if self.unchanged > 0 {
-            s.push_str(&format!(", {} unchanged", self.unchanged));
+            parts.push(format!("{} unchanged", self.unchanged));
         }
-        s.push_str(&format!(" in {:.2}s", self.elapsed.as_secs_f64()));
-        s
+        if parts.is_empty() {
+            parts.push("Nothing to install".to_string());
+        }
+        out.push_str(&format!(
+            "{} in {:.2}s",
+            parts.join(", "),
+            self.elapsed.as_secs_f64()
+        ));
+        out
     }
 }
 

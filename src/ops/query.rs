@@ -74,7 +74,7 @@ pub fn outdated(env: &Environment, opts: &Options) -> Result<Vec<OutdatedRow>> {
         let Dependency::Registry { req, registry } = dep else {
             continue;
         };
-        let url = project.registry_url(&manifest, registry.as_deref())?;
+        let url = project.registry_url_or_locked(&manifest, registry.as_deref(), lock.get(name))?;
         let versions = rt.block_on(registries.versions(&url, name))?;
         let live = versions.iter().filter(|v| !v.yanked);
         let wanted = live
@@ -85,9 +85,16 @@ pub fn outdated(env: &Environment, opts: &Options) -> Result<Vec<OutdatedRow>> {
         let latest = live.map(|v| &v.vers).max();
         let show =
             |v: Option<&semver::Version>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+        let current = lock.get(name).map(|l| &l.version);
+        // The lock pins a yanked version: say so, `update` moves off it.
+        let yanked = current.is_some_and(|c| versions.iter().any(|v| v.vers == *c && v.yanked));
         rows.push(OutdatedRow {
             name: name.to_string(),
-            current: show(lock.get(name).map(|l| &l.version)),
+            current: if yanked {
+                format!("{} (yanked)", show(current))
+            } else {
+                show(current)
+            },
             wanted: show(wanted),
             latest: show(latest),
         });

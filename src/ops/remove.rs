@@ -17,7 +17,7 @@ pub fn remove(
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
     let project = Project::locate(env, opts.global)?;
-    let _guard = project.lock()?;
+    let run = Run::new(&project, opts)?;
     let text = project.manifest_text()?;
     let mut editor = ManifestEditor::parse(&text, &project.manifest_path)?;
     for n in names {
@@ -27,7 +27,7 @@ pub fn remove(
     }
     let new_text = editor.to_string();
     let manifest = Manifest::parse(&new_text, &project.manifest_path)?;
-    let summary = Run::new(&project, opts)?.sync(&manifest, &Refresh::Nothing, reporter)?;
+    let summary = run.sync(&manifest, &Refresh::Nothing, reporter)?;
     write_atomic(&project.manifest_path, &new_text).map_err(Error::io(&project.manifest_path))?;
     Ok(summary)
 }

@@ -12,11 +12,10 @@ use crate::fs::write_atomic;
 use crate::install::{self, Action, Plan, Prepared};
 use crate::project::lockfile::{LockedSkill, Lockfile};
 use crate::project::manifest::Manifest;
-use crate::project::Project;
+use crate::project::{Project, ProjectError, ProjectGuard};
 use crate::report::{Event, Reporter};
 use crate::resolve::{self, Refresh};
 use crate::source::Sources;
-use skillpm_core::name::SkillName;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
@@ -25,9 +24,8 @@ use std::time::Instant;
 /// lock lacks).
 pub fn install(env: &Environment, opts: &Options, reporter: &dyn Reporter) -> Result<Summary> {
     let project = Project::locate(env, opts.global)?;
-    let _guard = project.lock()?;
-    let manifest = project.read_manifest()?;
     let run = Run::new(&project, opts)?;
+    let manifest = project.read_manifest()?;
     run.sync(&manifest, &Refresh::Nothing, reporter)
 }
 
@@ -39,7 +37,7 @@ pub fn update(
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
     let project = Project::locate(env, opts.global)?;
-    let _guard = project.lock()?;
+    let run = Run::new(&project, opts)?;
     let manifest = project.read_manifest()?;
     let refresh = if names.is_empty() {
         Refresh::All
@@ -54,12 +52,14 @@ pub fn update(
         }
         Refresh::Only(set)
     };
-    Run::new(&project, opts)?.sync(&manifest, &refresh, reporter)
+    run.sync(&manifest, &refresh, reporter)
 }
 
-/// One command's run: the project, its options, and the sources, which
-/// remember what they fetched and resolved so nothing is done twice.
+/// One command's run: the project (locked against concurrent runs), its
+/// options, and the sources, which remember what they fetched and resolved
+/// so nothing is done twice.
 pub(super) struct Run<'a> {
+    _guard: ProjectGuard,
     pub project: &'a Project,
     pub opts: &'a Options,
     pub cache: crate::cache::Cache,
@@ -70,8 +70,10 @@ pub(super) struct Run<'a> {
 impl<'a> Run<'a> {
     pub fn new(project: &'a Project, opts: &'a Options) -> Result<Self> {
         let cache = opts.cache()?;
+        let _guard = project.lock(&cache)?;
         let sources = Sources::new(cache.clone(), project.dir.clone(), opts.frozen);
         Ok(Run {
+            _guard,
             project,
             opts,
             cache,
@@ -90,8 +92,11 @@ impl<'a> Run<'a> {
     ) -> Result<Summary> {
         let start = Instant::now();
         let project = self.project;
-        let old_text = std::fs::read_to_string(&project.lock_path).ok();
-        let old = project.read_lock()?;
+        let old_text = project.lock_text()?;
+        let old = match &old_text {
+            Some(t) => Lockfile::parse(t, &project.lock_path).map_err(ProjectError::from)?,
+            None => Lockfile::default(),
+        };
         let resolved = self.rt.block_on(resolve::resolve(
             project,
             manifest,
@@ -99,18 +104,21 @@ impl<'a> Run<'a> {
             reporter,
             &old,
             refresh,
+            (self.opts.locked || self.opts.frozen).then(|| self.opts.flag()),
         ))?;
         let new = resolved.lock;
         if self.opts.locked || self.opts.frozen {
             if let Some(diff) = describe_difference(&old, &new) {
-                return Err(Error::LockedMismatch(diff));
+                return Err(Error::LockedMismatch {
+                    detail: diff,
+                    flag: self.opts.flag(),
+                });
             }
         }
-        let previous: Vec<SkillName> = old.skills.iter().map(|s| s.name.clone()).collect();
         let plans: Vec<Plan> = project
             .targets(manifest)?
             .iter()
-            .map(|root| install::plan(root, &new.skills, &previous))
+            .map(|root| install::plan(root, &new.skills, &self.cache))
             .collect();
         let mut needed: Vec<&LockedSkill> = Vec::new();
         for s in plans.iter().flat_map(Plan::needed) {
@@ -132,6 +140,13 @@ impl<'a> Run<'a> {
         let mut summary = Summary::default();
         for p in &plans {
             apply(p, &trees, reporter, &mut summary)?;
+        }
+        for n in &new.skills {
+            if let Some(o) = old.get(&n.name).filter(|o| *o != n) {
+                summary
+                    .changed
+                    .push((n.name.to_string(), describe(o), describe(n)));
+            }
         }
         let new_text = new.to_toml_string();
         let empty_and_absent = old_text.is_none() && new.skills.is_empty();
@@ -185,6 +200,16 @@ fn apply(p: &Plan, trees: &Prepared, reporter: &dyn Reporter, summary: &mut Summ
         }
     }
     Ok(())
+}
+
+/// A locked entry as `update` shows it: the version, and the commit for git.
+fn describe(s: &LockedSkill) -> String {
+    match &s.source {
+        crate::project::lockfile::LockedSource::Git { commit, .. } => {
+            format!("{} ({})", s.version, &commit[..12.min(commit.len())])
+        }
+        _ => s.version.to_string(),
+    }
 }
 
 /// The first difference between two locks, naming the package.

@@ -4,11 +4,8 @@
 use super::Options;
 use crate::engine::config::Environment;
 use crate::error::Result;
-use crate::install::{self, Marker};
+use crate::install::{self, Integrity, Marker};
 use crate::project::Project;
-use skillpm_core::checksum::Checksum;
-use std::collections::BTreeMap;
-use std::path::Path;
 
 /// A difference `verify` found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -18,8 +15,10 @@ pub struct VerifyIssue {
     pub problem: String,
 }
 
-/// `skillpm verify`: compares every installed skill, file by file, with
-/// its verified tree in the cache.
+/// `skillpm verify`: re-hashes every installed skill against the lock's
+/// checksum (the truth; neither the marker nor the cache is trusted), names
+/// the files that differ from the verified cached tree, and reports
+/// directories skillpm installed that the lock does not list.
 pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
     let project = Project::locate(env, opts.global)?;
     let manifest = project.read_manifest()?;
@@ -27,87 +26,54 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
     let cache = opts.cache()?;
     let mut issues = Vec::new();
     for root in project.targets(&manifest)? {
+        let issue = |skill: &str, problem: String| VerifyIssue {
+            skill: skill.to_string(),
+            root: root.display().to_string(),
+            problem,
+        };
         for s in &lock.skills {
             let dir = root.join(s.name.as_str());
-            let issue = |problem: String| VerifyIssue {
-                skill: s.name.to_string(),
-                root: root.display().to_string(),
-                problem,
-            };
-            match Marker::read(&dir) {
+            let name = s.name.as_str();
+            let m = match Marker::read(&dir) {
                 None => {
-                    issues.push(issue("not installed".into()));
+                    issues.push(issue(name, format!("not installed; {REPAIR}")));
                     continue;
                 }
                 Some(m) if m.checksum != s.checksum => {
-                    issues.push(issue(format!(
-                        "installed {} differs from the lock's {}",
-                        m.checksum, s.checksum
-                    )));
+                    issues.push(issue(
+                        name,
+                        format!(
+                            "installed {} differs from the lock's {}; {REPAIR}",
+                            m.checksum, s.checksum
+                        ),
+                    ));
                     continue;
                 }
-                Some(_) => {}
+                Some(m) => m,
+            };
+            match m.integrity(&dir, &cache, false) {
+                Integrity::Intact => {}
+                Integrity::Differs(files) => {
+                    issues.extend(files.into_iter().map(|p| issue(name, format!("{p}; {REPAIR}"))));
+                }
+                Integrity::Unknown => issues.push(issue(
+                    name,
+                    "differs from the lock's checksum and is not in the cache to compare; run `skillpm install` to fetch and restore it".into(),
+                )),
             }
-            if !cache.has_tree(&s.checksum) {
+        }
+        for orphan in install::installed(&root) {
+            if lock.get(&orphan).is_none() {
                 issues.push(issue(
-                    "not in the cache; run `skillpm install` to fetch it, then verify again".into(),
+                    orphan.as_str(),
+                    format!("installed by skillpm but not in skills.lock; {REPAIR}"),
                 ));
-                continue;
-            }
-            for p in diff_trees(&cache.tree_path(&s.checksum), &dir) {
-                issues.push(issue(p));
             }
         }
     }
     Ok(issues)
 }
 
-/// Files that differ between the pristine tree and the installed one.
-fn diff_trees(pristine: &Path, installed: &Path) -> Vec<String> {
-    let a = files_with_hashes(pristine);
-    let b = files_with_hashes(installed);
-    let mut out = Vec::new();
-    for (rel, h) in &a {
-        match b.get(rel) {
-            None => out.push(format!("missing file {rel}")),
-            Some(h2) if h2 != h => out.push(format!("modified file {rel}")),
-            _ => {}
-        }
-    }
-    for rel in b.keys() {
-        if !a.contains_key(rel) && rel != install::MARKER {
-            out.push(format!("added file {rel}"));
-        }
-    }
-    out
-}
-
-fn files_with_hashes(root: &Path) -> BTreeMap<String, Checksum> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![(root.to_path_buf(), String::new())];
-    while let Some((dir, rel)) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let child = if rel.is_empty() {
-                name
-            } else {
-                format!("{rel}/{name}")
-            };
-            match e.file_type() {
-                Ok(ft) if ft.is_dir() => stack.push((e.path(), child)),
-                Ok(_) => {
-                    if let Ok(f) = std::fs::File::open(e.path()) {
-                        if let Ok(c) = Checksum::of_reader(f) {
-                            out.insert(child, c);
-                        }
-                    }
-                }
-                Err(_) => {}
-            }
-        }
-    }
-    out
-}
+/// What every issue tells the user to do: `install` converges disk to the
+/// lock, replacing modified trees and removing orphans.
+const REPAIR: &str = "run `skillpm install` to restore the locked state";

@@ -12,7 +12,7 @@ use crate::project::manifest::syntax_error;
 use crate::project::spec::{self, show, GitUrl, SpecError};
 use skillpm_core::checksum::{Checksum, ChecksumError};
 use skillpm_core::name::{NameError, SkillName};
-use skillpm_core::text::line_of;
+use skillpm_core::text::LineIndex;
 use std::fmt;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -217,7 +217,7 @@ impl std::str::FromStr for LockedSource {
 }
 
 struct Ctx<'a> {
-    text: &'a str,
+    lines: LineIndex,
     file: &'a Path,
 }
 
@@ -225,7 +225,7 @@ impl Ctx<'_> {
     fn err(&self, span: Option<std::ops::Range<usize>>, kind: LockfileErrorKind) -> LockfileError {
         LockfileError {
             file: self.file.to_path_buf(),
-            line: span.map_or(1, |s| line_of(self.text, s.start)),
+            line: span.map_or(1, |s| self.lines.line(s.start)),
             kind,
         }
     }
@@ -273,7 +273,7 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
         }
     }
     let (name_s, k, v) = string_field(cx, table, "name")?;
-    let name_line = line_of(cx.text, k.span().map_or(0, |s| s.start));
+    let name_line = cx.lines.line(k.span().map_or(0, |s| s.start));
     let name = SkillName::new(name_s).map_err(|source| {
         cx.at(
             k,
@@ -344,7 +344,10 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
 impl Lockfile {
     /// Parses and validates `skills.lock`; `file` is only used in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Lockfile, LockfileError> {
-        let cx = Ctx { text, file };
+        let cx = Ctx {
+            lines: LineIndex::new(text),
+            file,
+        };
         let doc = Document::parse(text).map_err(|e| {
             let (line, msg) = syntax_error(text, &e);
             cx.err(None, LockfileErrorKind::Syntax(msg)).with_line(line)

@@ -8,13 +8,17 @@ pub mod lockfile;
 pub mod manifest;
 pub mod spec;
 
-use crate::engine::config::{Environment, MANIFEST_FILE};
+use crate::cache::{short_hash, Cache};
+use crate::engine::config::{Environment, MANIFEST_FILE, MAX_CONFIG_BYTES};
 use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile, LockfileError};
 use crate::project::manifest::{Manifest, ManifestError};
+use skillpm_core::bounded;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 pub const LOCK_FILE: &str = "skills.lock";
+/// Largest `skills.lock` read: ~100 000 entries, far beyond real projects.
+pub const MAX_LOCK_BYTES: u64 = 32 * 1024 * 1024;
 /// The default install root, relative to the project.
 pub const DEFAULT_TARGET: &str = ".agents/skills";
 
@@ -39,6 +43,13 @@ pub enum ProjectError {
     UnknownRegistry(String),
     #[error("SKILLPM_REGISTRY: {0}")]
     BadEnvRegistry(#[from] spec::SpecError),
+    #[error("install target `{target}` in skills.toml {reason}; targets must be relative paths inside the project")]
+    BadTarget {
+        target: String,
+        reason: &'static str,
+    },
+    #[error("install target `{target}` is reached through the symlink {}; skillpm never writes through a symlink (replace it with a directory)", link.display())]
+    SymlinkedTarget { target: String, link: PathBuf },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProjectError + '_ {
@@ -89,7 +100,7 @@ impl Project {
 
     /// Reads the manifest text; a missing global manifest reads as empty.
     pub fn manifest_text(&self) -> Result<String, ProjectError> {
-        match std::fs::read_to_string(&self.manifest_path) {
+        match bounded::read_to_string(&self.manifest_path, MAX_CONFIG_BYTES) {
             Ok(t) => Ok(t),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.global => Ok(String::new()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -108,18 +119,30 @@ impl Project {
 
     /// Reads the lock; a missing lock is empty.
     pub fn read_lock(&self) -> Result<Lockfile, ProjectError> {
-        match std::fs::read_to_string(&self.lock_path) {
-            Ok(t) => Ok(Lockfile::parse(&t, &self.lock_path)?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lockfile::default()),
+        Ok(match self.lock_text()? {
+            Some(t) => Lockfile::parse(&t, &self.lock_path)?,
+            None => Lockfile::default(),
+        })
+    }
+
+    /// The lock's text, `None` when there is no lock.
+    pub fn lock_text(&self) -> Result<Option<String>, ProjectError> {
+        match bounded::read_to_string(&self.lock_path, MAX_LOCK_BYTES) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io(&self.lock_path)(e)),
         }
     }
 
     /// Takes the project's exclusive lock: concurrent skillpm runs on one
-    /// project wait for each other. The lock lives in the skillpm data of
-    /// the project (next to the lockfile), not in a user file.
-    pub fn lock(&self) -> Result<ProjectGuard, ProjectError> {
-        let p = self.dir.join(".skillpm.lock");
+    /// project wait for each other. The lock file lives in the cache, keyed
+    /// by the project's directory, so the project holds nothing to commit
+    /// or ignore, and nothing committed can redirect where it is created.
+    pub fn lock(&self, cache: &Cache) -> Result<ProjectGuard, ProjectError> {
+        let dir = cache.root().join("projects");
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let key = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
+        let p = dir.join(format!("{}.lock", short_hash(&key.to_string_lossy())));
         let f = File::options()
             .create(true)
             .truncate(false)
@@ -130,7 +153,10 @@ impl Project {
         Ok(ProjectGuard { _file: f })
     }
 
-    /// The install roots, absolute.
+    /// The install roots, absolute. A project's targets come from whoever
+    /// wrote its skills.toml, so each must be a relative path that stays
+    /// inside the project and is not reached through a symlink (a
+    /// committed `.agents -> ~/.claude` must not redirect the writes).
     pub fn targets(&self, manifest: &Manifest) -> Result<Vec<PathBuf>, ProjectError> {
         if self.global {
             let home = self.home.as_ref().ok_or(ProjectError::NoHome)?;
@@ -140,7 +166,45 @@ impl Project {
             .install_targets
             .clone()
             .unwrap_or_else(|| vec![DEFAULT_TARGET.to_string()]);
-        Ok(list.iter().map(|t| self.dir.join(t)).collect())
+        list.iter().map(|t| self.target(t)).collect()
+    }
+
+    fn target(&self, target: &str) -> Result<PathBuf, ProjectError> {
+        let bad = |reason| ProjectError::BadTarget {
+            target: target.to_string(),
+            reason,
+        };
+        let rel = Path::new(target);
+        let mut normal = 0;
+        for c in rel.components() {
+            match c {
+                Component::Normal(_) => normal += 1,
+                Component::CurDir => {}
+                Component::ParentDir => return Err(bad("leaves the project (`..`)")),
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(bad("is an absolute path"))
+                }
+            }
+        }
+        if normal == 0 {
+            return Err(bad("is the project directory itself"));
+        }
+        let mut at = self.dir.clone();
+        for c in rel.components() {
+            at.push(c);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(ProjectError::SymlinkedTarget {
+                        target: target.to_string(),
+                        link: at,
+                    })
+                }
+                Ok(_) => {}
+                // The rest does not exist yet; installing creates it.
+                Err(_) => break,
+            }
+        }
+        Ok(self.dir.join(rel))
     }
 
     /// The registry URL for a dependency: a named registry from

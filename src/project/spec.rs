@@ -62,7 +62,7 @@ pub enum SpecError {
         #[source]
         source: NameError,
     },
-    #[error("invalid version requirement `{req}`: {message}; use Cargo syntax like `^1.2`, `~1.2`, `>=1.2` or `1.4.2`")]
+    #[error("invalid version requirement `{req}`: {message}; use `^1.2`, `~1.2` or `1.4.2` on the command line, or any Cargo requirement (`>=1.2, <2`) in skills.toml")]
     BadVersionReq { req: String, message: String },
     #[error("unsupported git URL scheme `{scheme}` in `{url}`; use https://, ssh://, file:// or user@host:path")]
     UnsupportedScheme { scheme: String, url: String },

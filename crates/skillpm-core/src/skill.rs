@@ -164,10 +164,10 @@ impl SkillDoc {
 
 /// Reads and parses `path`, refusing oversized files before reading them.
 pub fn read(path: &Path) -> Result<SkillDoc, SkillError> {
-    let file = std::fs::File::open(path).map_err(|e| SkillError::Io(e.to_string()))?;
-    let mut bytes = Vec::new();
     // Read one byte past the limit so an oversized file is detected even if
-    // it grows between a stat and the read.
+    // it grows between a stat and the read; never block on a FIFO or device.
+    let file = crate::bounded::open_regular(path).map_err(|e| SkillError::Io(e.to_string()))?;
+    let mut bytes = Vec::new();
     file.take(MAX_SKILL_MD_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| SkillError::Io(e.to_string()))?;

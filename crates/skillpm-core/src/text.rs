@@ -12,6 +12,28 @@ pub fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
+/// Line numbers for many offsets into one text: the line starts are found
+/// once, so each lookup is a binary search (a big lockfile asks for one
+/// line per entry; scanning from the start each time was quadratic).
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { starts }
+    }
+
+    /// The 1-based line holding byte `offset` (offsets past the end give
+    /// the last line).
+    pub fn line(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&s| s <= offset).max(1)
+    }
+}
+
 /// Whether `c` must not reach a terminal (or an agent's prompt) as is.
 ///
 /// C0 controls other than `\n` and `\t` (ESC starts CSI/OSC sequences,
@@ -67,6 +89,15 @@ mod tests {
         assert_eq!(super::line_of("a\nb\nc", 0), 1);
         assert_eq!(super::line_of("a\nb\nc", 2), 2);
         assert_eq!(super::line_of("a\nb\nc", 99), 3);
+    }
+
+    #[test]
+    fn line_index_agrees_with_line_of() {
+        let text = "a\nbb\n\nccc\n";
+        let idx = super::LineIndex::new(text);
+        for off in 0..text.len() + 3 {
+            assert_eq!(idx.line(off), super::line_of(text, off), "offset {off}");
+        }
     }
 
     #[test]

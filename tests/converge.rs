@@ -1,0 +1,238 @@
+//! Issue 11, install side: targets that stay inside the project, one
+//! `install` converging disk to the lock after any interruption or edit,
+//! `verify` re-hashing against the lock, relative paths kept relative,
+//! no process-lock clutter, and capped reads of hostile local files.
+//! Path dependencies keep every test offline and real.
+
+mod common;
+use common::{stderr, stdout, Fixture};
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// A project with `skills.toml` and two path skills under `vendor/`.
+fn project() -> Fixture {
+    let f = Fixture::new();
+    f.ok(&["init"]);
+    for n in ["alpha", "beta"] {
+        f.skill(
+            &f.project.join("vendor"),
+            n,
+            &format!("name: {n}\ndescription: {n} skill\nversion: \"1.0.0\""),
+            "body",
+        );
+        f.write(
+            &f.project.join("vendor"),
+            &format!("{n}/scripts/run.sh"),
+            "#!/bin/sh\n",
+        );
+        let run = f.project.join("vendor").join(n).join("scripts/run.sh");
+        std::fs::set_permissions(run, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    f
+}
+
+fn installed(f: &Fixture, name: &str) -> PathBuf {
+    f.project_root().join(name)
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn install_targets_must_stay_inside_the_project() {
+    let outside = tempfile::tempdir().unwrap();
+    for target in [
+        outside.path().display().to_string(),
+        "../../escape".to_string(),
+        "skills/../../x".to_string(),
+        ".".to_string(),
+    ] {
+        let f = project();
+        f.write(
+            &f.project,
+            "skills.toml",
+            format!("[skills]\n[install]\ntargets = [{target:?}]\n"),
+        );
+        let out = f.skillpm(&["add", "./vendor/alpha"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{target}: {err}");
+        assert!(err.contains("install target"), "{err}");
+        assert!(!f.root().join("escape").exists());
+    }
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn never_writes_through_a_committed_symlink() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let f = project();
+    // `.agents -> elsewhere`, as a cloned repository could carry it.
+    symlink(elsewhere.path(), f.project.join(".agents")).unwrap();
+    let out = f.skillpm(&["add", "./vendor/alpha"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("symlink"), "{err}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn process_lock_does_not_clutter_the_project() {
+    let f = project();
+    f.ok(&["add", "./vendor/alpha"]);
+    let names: Vec<String> = std::fs::read_dir(&f.project)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains(".skillpm")), "{names:?}");
+    // A committed dangling symlink where the old lock file lived creates
+    // nothing anywhere.
+    let target = f.root().join("planted");
+    symlink(&target, f.project.join(".skillpm.lock")).unwrap();
+    f.ok(&["install"]);
+    assert!(!target.exists());
+}
+
+#[test]
+fn relative_paths_stay_relative() {
+    let f = project();
+    let outside = f.root().join("shared/gamma");
+    f.skill(
+        &f.root().join("shared"),
+        "gamma",
+        "name: gamma\ndescription: g\nversion: \"1.0.0\"",
+        "",
+    );
+    assert!(outside.is_dir());
+    f.ok(&["add", "../shared/gamma", "./vendor/alpha"]);
+    let manifest = read(&f.project.join("skills.toml"));
+    let lock = read(&f.project.join("skills.lock"));
+    for text in [&manifest, &lock] {
+        assert!(text.contains("../shared/gamma"), "{text}");
+        assert!(!text.contains(&f.root().display().to_string()), "{text}");
+    }
+}
+
+#[test]
+fn install_repairs_edits_and_lost_exec_bits_and_verify_names_them() {
+    let f = project();
+    f.ok(&["add", "./vendor/alpha"]);
+    let skill_md = installed(&f, "alpha").join("SKILL.md");
+    let run = installed(&f, "alpha").join("scripts/run.sh");
+    let pristine = read(&skill_md);
+    std::fs::write(&skill_md, "---\nname: alpha\ndescription: evil\n---\n").unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    let out = f.skillpm(&["verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    assert!(report.contains("modified file SKILL.md"), "{report}");
+    assert!(
+        report.contains("executable bit of scripts/run.sh"),
+        "{report}"
+    );
+    assert!(report.contains("skillpm install"), "{report}");
+
+    // --frozen installs too (it only forbids changing the lock).
+    f.ok(&["install", "--frozen"]);
+    assert_eq!(read(&skill_md), pristine);
+    assert_eq!(
+        std::fs::metadata(&run).unwrap().permissions().mode() & 0o111,
+        0o111
+    );
+    f.ok(&["verify"]);
+}
+
+#[test]
+fn a_tampered_cache_tree_is_neither_installed_nor_called_clean() {
+    let f = project();
+    f.ok(&["add", "./vendor/alpha"]);
+    let trees = f.cache.join("skillpm/trees-v1");
+    let tree = std::fs::read_dir(&trees)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("a cached tree");
+    std::fs::write(
+        tree.join("SKILL.md"),
+        "---\nname: alpha\ndescription: tampered\n---\n",
+    )
+    .unwrap();
+    // Same for the copy `verify` would compare with: the lock decides.
+    std::fs::write(
+        installed(&f, "alpha").join("SKILL.md"),
+        read(&tree.join("SKILL.md")),
+    )
+    .unwrap();
+    let out = f.skillpm(&["verify"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    std::fs::remove_dir_all(installed(&f, "alpha")).unwrap();
+    f.ok(&["install"]);
+    assert!(!read(&installed(&f, "alpha").join("SKILL.md")).contains("tampered"));
+    f.ok(&["verify"]);
+}
+
+#[test]
+fn one_install_removes_orphans_of_an_interrupted_run_but_never_user_skills() {
+    let f = project();
+    f.ok(&["add", "./vendor/alpha", "./vendor/beta"]);
+    // An interrupted `add` installs before it writes the lock: simulate
+    // that by restoring the lock and manifest of before the add of beta.
+    f.ok(&["remove", "beta"]);
+    let lock = read(&f.project.join("skills.lock"));
+    let manifest = read(&f.project.join("skills.toml"));
+    f.ok(&["add", "./vendor/beta"]);
+    std::fs::write(f.project.join("skills.lock"), &lock).unwrap();
+    std::fs::write(f.project.join("skills.toml"), &manifest).unwrap();
+    f.skill(
+        &f.project_root(),
+        "mine",
+        "name: mine\ndescription: user-written",
+        "",
+    );
+    let out = f.skillpm(&["verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("beta"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("not in skills.lock"),
+        "{}",
+        stdout(&out)
+    );
+
+    f.ok(&["install"]);
+    assert!(!installed(&f, "beta").exists(), "orphan removed");
+    assert!(installed(&f, "alpha").join("SKILL.md").is_file());
+    assert!(
+        installed(&f, "mine").join("SKILL.md").is_file(),
+        "user skill kept"
+    );
+    f.ok(&["verify"]);
+}
+
+#[test]
+fn hostile_local_files_cost_an_error_not_memory_or_a_hang() {
+    // A lock or manifest that is /dev/zero, and a symlink to /dev/zero
+    // inside an installed skill: each fails or is reported, quickly.
+    let f = project();
+    f.ok(&["add", "./vendor/alpha"]);
+    symlink("/dev/zero", installed(&f, "alpha").join("zero")).unwrap();
+    let out = f.skillpm(&["verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("added file zero"), "{}", stdout(&out));
+
+    std::fs::remove_file(f.project.join("skills.lock")).unwrap();
+    symlink("/dev/zero", f.project.join("skills.lock")).unwrap();
+    for args in [&["install"][..], &["list"], &["verify"]] {
+        let out = f.skillpm(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&out).contains("skills.lock"), "{}", stderr(&out));
+    }
+    std::fs::remove_file(f.project.join("skills.toml")).unwrap();
+    symlink("/dev/zero", f.project.join("skills.toml")).unwrap();
+    // Not a regular file, so not a project manifest: status answers (it
+    // used to read /dev/zero until memory ran out).
+    let status = f.status_json();
+    assert_eq!(status["project"], serde_json::Value::Null, "{status}");
+    let out = f.skillpm(&["install"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
