@@ -95,14 +95,32 @@ pub fn render(cat: &Catalog, command: &str) -> Result<String, LoadError> {
 /// the installer's marker (bookkeeping, not the skill's) and any sub-skill
 /// directory; returns the first [`MAX_BUNDLED_FILES`] and how
 /// many more there are.
+///
+/// The walk follows symlinks (skills link shared references) but visits
+/// each directory once and looks at no more than [`MAX_WALK_ENTRIES`]
+/// entries, so a link to an ancestor or a huge tree cannot keep the agent
+/// waiting.
 pub fn bundled_files(dir: &Path) -> (Vec<String>, usize) {
     let mut all = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut entries = 0usize;
     let mut stack: Vec<(PathBuf, String)> = vec![(dir.to_path_buf(), String::new())];
     while let Some((d, rel)) = stack.pop() {
+        let Ok(meta) = std::fs::metadata(&d) else {
+            continue;
+        };
+        if !seen.insert(dir_key(&meta, &d)) {
+            continue;
+        }
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
         };
         for e in rd.flatten() {
+            entries += 1;
+            if entries > MAX_WALK_ENTRIES {
+                stack.clear();
+                break;
+            }
             let Some(name) = e.file_name().to_str().map(str::to_string) else {
                 continue;
             };
@@ -132,4 +150,19 @@ pub fn bundled_files(dir: &Path) -> (Vec<String>, usize) {
     let more = all.len().saturating_sub(MAX_BUNDLED_FILES);
     all.truncate(MAX_BUNDLED_FILES);
     (all, more)
+}
+
+/// How many directory entries `load` looks at, at most, in one skill.
+pub const MAX_WALK_ENTRIES: usize = 10_000;
+
+/// Identifies a directory however it was reached (through which links).
+#[cfg(unix)]
+fn dir_key(meta: &std::fs::Metadata, _path: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn dir_key(_meta: &std::fs::Metadata, path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
