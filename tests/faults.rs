@@ -97,7 +97,7 @@ fn eight_concurrent_installs_share_project_and_cache() {
             let name = e.file_name().to_string_lossy().into_owned();
             assert!(!name.starts_with(".skillpm-"), "leftover {name}");
         }
-        mock::assert_tmp_empty(&f);
+        common::assert_tmp_empty(&f);
     }
     // Each tarball was downloaded once per cold round at most, not once
     // per process: the cache lock makes the others wait and reuse it.
@@ -149,7 +149,7 @@ fn full_disk_fails_cleanly_and_keeps_the_previous_state() {
         .push(("SKILLPM_REGISTRY".into(), server.url.clone()));
     f.ok(&["init"]);
     f.ok(&["add", "good@1"]);
-    let snap = |f: &Fixture| mock::snapshot(&f.project, &|_| false);
+    let snap = |f: &Fixture| common::tree::snapshot(&f.project, &|_| false);
     let before = snap(&f);
     let out = f.skillpm(&["--quiet", "add", "big@1"]);
     let err = common::stderr(&out);

@@ -15,8 +15,8 @@
 mod common;
 mod mock;
 
-use common::Fixture;
-use mock::{good_package, run_refused, skill_md, MockServer, RawTar};
+use common::{run_refused, Fixture};
+use mock::{good_package, skill_md, MockServer, RawTar};
 use skillpm::source::registry::client::{RegistryClient, RegistryError};
 use std::path::Path;
 use tar::EntryType;
@@ -68,11 +68,7 @@ fn refused_by_server(evil: &[u8]) {
         other => panic!("server did not refuse the archive: {other:?}"),
     }
     for dir in ["blobs", "tmp"] {
-        let left: Vec<_> = std::fs::read_dir(data.join(dir))
-            .expect("data dir")
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
+        let left = common::tree::entries(&data.join(dir)).expect("data dir");
         assert!(left.is_empty(), "server kept {dir}/{left:?}");
     }
     let index = rt

@@ -6,8 +6,8 @@
 mod common;
 mod mock;
 
-use common::Fixture;
-use mock::{good_package, run_refused, MockServer, Reply, Req};
+use common::{run_refused, Fixture};
+use mock::{good_package, MockServer, Reply, Req};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -264,7 +264,7 @@ fn credentials_in_urls_never_leak() {
         assert_eq!(common::stderr(&out).trim_end().lines().count(), 1, "{all}");
     }
     // Nor in any file skillpm wrote (manifest, lock, cache, config).
-    let snap = mock::snapshot(f.root(), &|_| false);
+    let snap = common::tree::snapshot(f.root(), &|_| false);
     for (path, bytes) in snap {
         assert!(
             !String::from_utf8_lossy(&bytes).contains(secret),

@@ -18,10 +18,9 @@
 //! `SKILLPM_KILL_SEED=<n>` replays a given sequence of kill moments.
 
 mod common;
-#[path = "../../tests/common/seeded.rs"]
-mod seeded;
+use common::seeded::{noise, Lcg};
+use common::tree::entries;
 use common::{pack_with_files, skill_md, Server};
-use seeded::{noise, Lcg};
 use skillpm::checksum::Checksum;
 use skillpm::source::registry::client::{IndexResponse, RegistryClient};
 use std::collections::{BTreeMap, BTreeSet};
@@ -152,18 +151,12 @@ async fn sigkill_mid_publish_loses_nothing_acknowledged_and_serves_no_orphans() 
         let acked = acked.lock().expect("lock").clone();
         attempted += attempts.len();
         attempts_all.extend(attempts.iter().map(|a| (a.cksum.hex(), a.clone())));
-        tmp_left += std::fs::read_dir(data.join("tmp"))
-            .expect("read tmp")
-            .count();
+        tmp_left += entries(&data.join("tmp")).expect("read tmp").len();
 
         // Restart on the same data.
         let s = Server::start_quiet(&data, &[]);
         s.wait_healthy().await;
-        let left: Vec<_> = std::fs::read_dir(data.join("tmp"))
-            .expect("read tmp")
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
+        let left = entries(&data.join("tmp")).expect("read tmp");
         assert!(
             left.is_empty(),
             "run {run} (seed {seed}): tmp/ not cleaned on restart: {left:?}"

@@ -12,11 +12,11 @@
 
 mod common;
 
-use common::BIN;
+use common::{pack, Registry, BIN};
 use skillpm::checksum::Checksum;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -102,44 +102,10 @@ impl Shared {
     }
 }
 
-struct Replica {
-    child: Child,
-    url: String,
-}
-
 /// Spawns every replica first and only then waits for their addresses, so
 /// they run their start-up schema migrations at the same time.
-fn start_replicas(n: usize, args: &[String]) -> Vec<Replica> {
-    let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
-    let children: Vec<Child> = (0..n)
-        .map(|_| common::spawn_serve(&args, Stdio::inherit()))
-        .collect();
-    children
-        .into_iter()
-        .map(|mut child| {
-            let url = common::listening_url(&mut child);
-            Replica { child, url }
-        })
-        .collect()
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn pack(name: &str, version: &str, description: &str, body: &str) -> Vec<u8> {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join(name);
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {description}\nversion: {version}\n---\n{body}\n"),
-    )
-    .expect("write");
-    skillpm::archive::pack_dir(&dir).expect("pack")
+fn start_replicas(n: usize, args: &[String]) -> Vec<Registry> {
+    common::serve().args(args).start_many(n)
 }
 
 fn http() -> reqwest::Client {

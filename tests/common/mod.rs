@@ -1,9 +1,12 @@
 //! Shared fixture for integration tests: an isolated HOME, config dir,
-//! PATH and project, and a runner for the real `skillpm` binary.
+//! PATH and project, and a runner for the real `skillpm` binary; a real
+//! registry, seeded noise and snapshots come from `skillpm-test-support`.
 #![allow(dead_code)]
 
-pub mod seeded;
+#[allow(unused_imports)] // each test binary uses a part
+pub use skillpm_test_support::{seeded, tree};
 
+use skillpm_test_support::registry::Serve;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -151,12 +154,12 @@ pub fn find<'a>(
         .unwrap_or_else(|| panic!("no {state} skill {command} in {status:#}"))
 }
 
-/// A real `skillpm-registry` process on 127.0.0.1 with a temp data dir.
+/// A real `skillpm-registry` process on 127.0.0.1 with a data dir, and a
+/// token for `alice` in it (the server itself is reached through `Deref`:
+/// `url`, `data`, `kill`).
 pub struct Registry {
-    pub url: String,
-    pub data: PathBuf,
     pub token: String,
-    child: std::process::Child,
+    server: skillpm_test_support::registry::Registry,
 }
 
 /// The registry binary, built once per test process (it belongs to another
@@ -178,76 +181,88 @@ pub fn registry_exe() -> PathBuf {
 }
 
 impl Registry {
+    /// Starts a registry on `data` with its log discarded.
     pub fn start(data: &Path) -> Registry {
-        let mut cmd = Command::new(registry_exe());
-        cmd.stderr(std::process::Stdio::null());
-        Registry::spawn(cmd, data)
+        Registry::with(Serve::new(registry_exe()).data(data).quiet())
     }
 
-    /// Like [`Registry::start`], with the server's open-files limit set to
-    /// `limit` (`ulimit -n` in `/bin/sh`, then `exec`; where the hard limit
-    /// is lower the server keeps that), 1024 being the soft limit most
-    /// Linux services get by default.
+    /// Like [`Registry::start`] (but logging to this stderr), with the
+    /// server's open-files limit set to `limit`, 1024 being the soft limit
+    /// most Linux services get by default.
     pub fn start_with_open_files_limit(data: &Path, limit: u32) -> Registry {
-        let mut cmd = Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(format!("ulimit -n {limit} 2>/dev/null; exec \"$0\" \"$@\""))
-            .arg(registry_exe())
-            .stderr(std::process::Stdio::inherit());
-        Registry::spawn(cmd, data)
+        Registry::with(
+            Serve::new(registry_exe())
+                .data(data)
+                .open_files_limit(limit),
+        )
     }
 
-    /// Runs `cmd serve` on a free port, waits for its address, and creates
-    /// a token for `alice`.
-    fn spawn(mut cmd: Command, data: &Path) -> Registry {
-        use std::io::BufRead;
-        let mut child = cmd
-            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-            .arg(data)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("start registry");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut lines = std::io::BufReader::new(stdout).lines();
-        let url = loop {
-            let line = lines.next().expect("registry exited").expect("read");
-            if let Some(i) = line.find("http://") {
-                break line[i..].trim().trim_end_matches('/').to_string();
-            }
-        };
-        // Keep draining stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        let out = Command::new(registry_exe())
-            .args(["token", "create", "--user", "alice", "--data"])
-            .arg(data)
-            .output()
-            .expect("token create");
-        assert!(
-            out.status.success(),
-            "token create: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let token = String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .last()
-            .expect("token")
-            .to_string();
+    fn with(serve: Serve) -> Registry {
+        let server = serve.start();
         Registry {
-            url,
-            data: data.to_path_buf(),
-            token,
-            child,
+            token: server.token("alice"),
+            server,
         }
-    }
-
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
-impl Drop for Registry {
-    fn drop(&mut self) {
-        self.kill();
+impl std::ops::Deref for Registry {
+    type Target = skillpm_test_support::registry::Registry;
+    fn deref(&self) -> &Self::Target {
+        &self.server
     }
+}
+
+impl std::ops::DerefMut for Registry {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.server
+    }
+}
+
+// ------------------------------------------------------------- assertions
+
+/// What must not change: everything in the fixture except the cache's
+/// verified-tarball store, index copies, lock file and staging dir.
+pub fn state(f: &Fixture) -> tree::Snapshot {
+    tree::snapshot(
+        f.root(),
+        &tree::under(&[
+            "cache/skillpm/tarballs-v1",
+            "cache/skillpm/index-v1",
+            "cache/skillpm/tmp",
+            "cache/skillpm/.lock",
+        ]),
+    )
+}
+
+pub fn assert_tmp_empty(f: &Fixture) {
+    let left = tree::entries(&f.cache.join("skillpm/tmp")).unwrap_or_default();
+    assert!(left.is_empty(), "staging left behind: {left:?}");
+}
+
+/// Runs `skillpm --quiet ARGS`, which must fail with one line that
+/// mentions each of `mention`, and change nothing on disk; returns stderr.
+pub fn run_refused(f: &Fixture, args: &[&str], mention: &[&str]) -> String {
+    let before = state(f);
+    // --quiet: progress lines off, so stderr is the error alone.
+    let mut full = vec!["--quiet"];
+    full.extend_from_slice(args);
+    let out = f.skillpm(&full);
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "skillpm {args:?} should fail with 1\nstderr: {err}\nstdout: {}",
+        stdout(&out)
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
+    assert!(err.starts_with("error: "), "{err}");
+    for m in mention {
+        assert!(err.contains(m), "stderr should mention {m:?}: {err}");
+    }
+    if let Some(changes) = tree::changes(&before, &state(f)) {
+        panic!("skillpm {args:?} changed disk: {changes}");
+    }
+    assert_tmp_empty(f);
+    err
 }

@@ -5,10 +5,8 @@
 //! hostile tarballs byte by byte.
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -375,41 +373,6 @@ pub fn good_package(name: &str, version: &str) -> Vec<u8> {
         .gz()
 }
 
-// --------------------------------------------------------------- snapshots
-
-/// Every path under `root` (relative, sorted) with its kind and content,
-/// skipping paths for which `skip` is true. Symlinks are recorded, not
-/// followed.
-pub fn snapshot(root: &Path, skip: &dyn Fn(&Path) -> bool) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let rel = p.strip_prefix(root).expect("under root").to_path_buf();
-            if skip(&rel) {
-                continue;
-            }
-            let Ok(ft) = e.file_type() else { continue };
-            if ft.is_symlink() {
-                let t = std::fs::read_link(&p).unwrap_or_default();
-                out.insert(rel, format!("symlink -> {}", t.display()).into_bytes());
-            } else if ft.is_dir() {
-                out.insert(rel, b"dir".to_vec());
-                stack.push(p);
-            } else if ft.is_file() {
-                out.insert(rel, std::fs::read(&p).unwrap_or_default());
-            } else {
-                out.insert(rel, b"special".to_vec());
-            }
-        }
-    }
-    out
-}
-
 pub fn gz_fast(tar: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(tar).expect("gz");
@@ -493,65 +456,4 @@ pub fn zero_bomb_files(skill_md: &str, count: usize, size_each: u64) -> Vec<u8> 
     let names: Vec<String> = (0..count).map(|i| format!("bomb{i}.bin")).collect();
     let files: Vec<(&str, u64)> = names.iter().map(|n| (n.as_str(), size_each)).collect();
     bomb(skill_md, &files)
-}
-
-// ------------------------------------------------------------- assertions
-
-/// What must not change: everything in the fixture except the cache's
-/// verified-tarball store, index copies, lock file and staging dir.
-pub fn state(
-    f: &crate::common::Fixture,
-) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
-    snapshot(f.root(), &|rel: &Path| {
-        let s = rel.to_string_lossy();
-        [
-            "cache/skillpm/tarballs-v1",
-            "cache/skillpm/index-v1",
-            "cache/skillpm/tmp",
-            "cache/skillpm/.lock",
-        ]
-        .iter()
-        .any(|p| s == *p || s.starts_with(&format!("{p}/")))
-    })
-}
-
-pub fn assert_tmp_empty(f: &crate::common::Fixture) {
-    let tmp = f.cache.join("skillpm/tmp");
-    if let Ok(rd) = std::fs::read_dir(&tmp) {
-        let left: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
-        assert!(left.is_empty(), "staging left behind: {left:?}");
-    }
-}
-
-pub fn run_refused(f: &crate::common::Fixture, args: &[&str], mention: &[&str]) -> String {
-    let before = state(f);
-    // --quiet: progress lines off, so stderr is the error alone.
-    let mut full = vec!["--quiet"];
-    full.extend_from_slice(args);
-    let out = f.skillpm(&full);
-    let err = crate::common::stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "skillpm {args:?} should fail with 1\nstderr: {err}\nstdout: {}",
-        crate::common::stdout(&out)
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
-    assert!(err.starts_with("error: "), "{err}");
-    for m in mention {
-        assert!(err.contains(m), "stderr should mention {m:?}: {err}");
-    }
-    let after = state(f);
-    if before != after {
-        let added: Vec<_> = after.keys().filter(|k| !before.contains_key(*k)).collect();
-        let removed: Vec<_> = before.keys().filter(|k| !after.contains_key(*k)).collect();
-        let changed: Vec<_> = before
-            .iter()
-            .filter(|(k, v)| after.get(*k).is_some_and(|w| w != *v))
-            .map(|(k, _)| k)
-            .collect();
-        panic!("skillpm {args:?} changed disk: added {added:?} removed {removed:?} changed {changed:?}");
-    }
-    assert_tmp_empty(f);
-    err
 }

@@ -1,74 +1,38 @@
 //! Helpers shared by the registry-server integration tests: the real
-//! `skillpm-registry` binary on 127.0.0.1:0 with a data dir, tokens, and
-//! packing skills with the client's own packer.
+//! `skillpm-registry` binary (through `skillpm-test-support`) with a
+//! client and a health wait, and packing skills with the client's own
+//! packer.
 #![allow(dead_code)]
 
 use skillpm::source::registry::client::RegistryClient;
+#[allow(unused_imports)] // each test binary uses a part
+pub use skillpm_test_support::registry::{listening_url, Registry, Serve};
+#[allow(unused_imports)]
+pub use skillpm_test_support::{seeded, tree};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_skillpm-registry");
 
-/// Spawns `skillpm-registry serve --listen 127.0.0.1:0 ARGS...` without
-/// waiting for it, so several replicas can start (and migrate) at once.
-pub fn spawn_serve(args: &[OsString], stderr: Stdio) -> Child {
-    Command::new(BIN)
-        .arg("serve")
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("spawn skillpm-registry")
+/// A server from [`BIN`], its log on this stderr.
+pub fn serve() -> Serve {
+    Serve::new(BIN)
 }
 
-/// Waits for the `listening on URL` line a spawned server prints first.
-pub fn listening_url(child: &mut Child) -> String {
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read address");
-    line.trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string()
-}
-
-pub struct Server {
-    pub child: Child,
-    pub url: String,
-    pub data: PathBuf,
-}
+/// A registry on a data dir; `url`, `data`, `child`, `token` and `kill`
+/// are the support crate's [`Registry`]'s, through `Deref`.
+pub struct Server(Registry);
 
 impl Server {
     /// Starts `serve` on `data`; the server's log goes to this stderr.
     pub fn start(data: &Path, extra: &[&str]) -> Server {
-        Self::start_with(data, extra, Stdio::inherit())
+        Server(serve().data(data).args(extra).start())
     }
 
     /// Starts `serve` on `data` with its log discarded.
     pub fn start_quiet(data: &Path, extra: &[&str]) -> Server {
-        Self::start_with(data, extra, Stdio::null())
-    }
-
-    fn start_with(data: &Path, extra: &[&str], stderr: Stdio) -> Server {
-        let mut args = vec![OsString::from("--data"), data.into()];
-        args.extend(extra.iter().map(OsString::from));
-        let mut child = spawn_serve(&args, stderr);
-        let url = listening_url(&mut child);
-        Server {
-            child,
-            url,
-            data: data.to_path_buf(),
-        }
-    }
-
-    pub fn token(&self, user: &str) -> String {
-        token(&self.data, user)
+        Server(serve().data(data).args(extra).quiet().start())
     }
 
     pub fn client(&self, token: Option<&str>) -> RegistryClient {
@@ -88,18 +52,18 @@ impl Server {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
 
-    /// SIGKILL, and reap the process.
-    pub fn kill(&mut self) {
-        self.child.kill().expect("SIGKILL the server");
-        self.child.wait().expect("reap the server");
+impl std::ops::Deref for Server {
+    type Target = Registry;
+    fn deref(&self) -> &Registry {
+        &self.0
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Registry {
+        &mut self.0
     }
 }
 
@@ -111,23 +75,7 @@ pub fn token(data: &Path, user: &str) -> String {
 /// Creates an API token for `user` in the store that `store` (flags such
 /// as `--data DIR` or `--database URL`) names.
 pub fn token_in(store: &[OsString], user: &str) -> String {
-    let out = Command::new(BIN)
-        .args(["token", "create"])
-        .args(store)
-        .args(["--user", user])
-        .output()
-        .expect("token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let t = String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_string();
-    assert!(t.starts_with("spm_") && t.len() == 68, "{t}");
-    t
+    skillpm_test_support::registry::token_in(Path::new(BIN), store, user)
 }
 
 /// Packs a skill whose SKILL.md is exactly `content`.

@@ -1,13 +1,13 @@
 //! Deterministic pseudo-randomness for tests, so every run of a seeded
 //! test (kill moments, incompressible payloads) can be replayed exactly.
-//! Shared by the root crate's tests and, through `#[path]`, the registry
-//! server's.
-#![allow(dead_code)]
 
 /// A linear congruential generator (Knuth's MMIX constants).
 pub struct Lcg(pub u64);
 
 impl Lcg {
+    /// The next 31-bit value; the stream never ends, so this is not an
+    /// `Iterator`.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> u64 {
         self.0 = self
             .0
