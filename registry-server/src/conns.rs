@@ -4,21 +4,31 @@
 //! closed it and had no timeouts: 1 000 sockets that never sent a byte
 //! held every `--max-connections` slot and real requests waited ~85 s in
 //! the kernel's backlog, and a client that never read its download kept
-//! the response alive forever. Here every connection is watched:
+//! the response alive forever. Here:
 //!
+//! - **Slots are for requests.** `--max-connections` bounds requests
+//!   being served (each may hold a blob file open), taken once a request
+//!   head is complete and given back when its response is written. A
+//!   connection that has sent no complete head holds no slot; such
+//!   connections are bounded by the open-files limit instead (see
+//!   `listen::max_open_connections`) and by the header timeout.
 //! - **Header timeout**: a request head must arrive complete within
 //!   `--header-timeout` of the connection opening, or of the first byte of
 //!   the next request on a kept-alive connection (so a slow drip of header
 //!   bytes does not extend it).
 //! - **Idle timeout**: a kept-alive connection that sends no new request
-//!   is closed after `--idle-timeout`; so is a request in flight on which
-//!   no byte moved either way for that long (a stalled upload, a client
-//!   that does not read its response). A download that keeps moving is
-//!   never cut, and the server's own work on a request takes far less.
-//! - **Eviction**: at the connection cap, a newcomer closes the connection
-//!   that has waited longest for a request head (idle ones first), so only
-//!   connections with a request in flight hold slots against newcomers;
-//!   a newcomer waits in the backlog only while every slot serves a request.
+//!   is closed after `--idle-timeout`; so is a request whose server is
+//!   waiting on the client (for upload bytes, or for room to send the
+//!   response) while no byte moves for that long. A download that keeps
+//!   moving is never cut, and the server's own work never counts.
+//! - **Eviction**: when even the open-connections bound is reached, a
+//!   newcomer closes a connection that is only waiting for a request
+//!   head: silent ones after [`GRACE`] first, then keep-alive ones idle
+//!   for [`KEEPALIVE_GRACE`], then heads arriving for [`GRACE`], oldest
+//!   first. One with a request in
+//!   flight, or with request bytes waiting unread in the kernel, is never
+//!   evicted, so honest clients beyond capacity wait in the backlog rather
+//!   than lose requests to a close race.
 //!
 //! Responses are streamed through hyper with a small buffer
 //! ([`MAX_BUF`]), so a stalled client costs that buffer, not its response.
@@ -31,14 +41,15 @@ use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Notify, Semaphore};
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
 /// hyper's read and write buffer cap per connection. A request head must
@@ -47,10 +58,30 @@ use tower::ServiceExt;
 /// pins this much memory rather than its whole download.
 const MAX_BUF: usize = 64 * 1024;
 
+/// How long a connection must have waited for a request head before a
+/// newcomer may evict it: an honest client sends its head, or reuses its
+/// pooled connection, well within this.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// How long a kept-alive connection must have been idle before a
+/// newcomer may evict it. Longer than [`GRACE`]: closing a connection the
+/// client is about to reuse loses that request (the close races the
+/// request), and an honest client under load can sit between requests
+/// for a while; 64 clients on two cores lost a few requests at 1 s.
+const KEEPALIVE_GRACE: Duration = Duration::from_secs(10);
+
+/// While nothing is evictable yet, how often the accept loop looks again
+/// (connections age into eligibility).
+const EVICT_RETRY: Duration = Duration::from_millis(100);
+
 #[derive(Clone, Copy, Debug)]
-pub struct Timeouts {
-    pub header: Duration,
-    pub idle: Duration,
+pub struct Limits {
+    /// Requests served at once (`--max-connections`).
+    pub max_requests: usize,
+    /// Connections open at once, whatever they are doing.
+    pub max_open: usize,
+    pub header_timeout: Duration,
+    pub idle_timeout: Duration,
 }
 
 /// Parses a flag value in seconds (`10`, `2.5`), greater than zero.
@@ -85,7 +116,7 @@ fn instant_of(ms: u64) -> tokio::time::Instant {
 /// written by its I/O wrapper and its request guard, lock-free.
 #[derive(Default)]
 struct Track {
-    /// Requests whose response has not been written to the end.
+    /// Requests from a complete head to the end of their response.
     in_flight: AtomicUsize,
     /// When the connection began waiting for its next request head.
     waiting_since: AtomicU64,
@@ -93,42 +124,55 @@ struct Track {
     head_since: AtomicU64,
     /// Whether a request was served, which makes the wait keep-alive idle.
     served: AtomicBool,
-    /// When a byte last moved either way, or a request began.
+    /// When a byte last moved, or the server began waiting on the client.
     progress: AtomicU64,
+    /// The handler waits for upload bytes.
+    body_wait: AtomicBool,
+    /// The response waits for room in the socket.
+    write_wait: AtomicBool,
     evicted: AtomicBool,
     /// Wakes the watchdog when its deadline may have moved earlier.
     wake: Notify,
+    /// The socket, to see whether a request is waiting unread in the
+    /// kernel before evicting.
+    stream: Weak<TcpStream>,
 }
 
 impl Track {
-    fn new() -> Self {
-        let t = Track::default();
+    fn new(stream: Weak<TcpStream>) -> Self {
+        let t = Track {
+            stream,
+            ..Track::default()
+        };
         t.waiting_since.store(now_ms(), Ordering::Relaxed);
         t
     }
 
-    /// When the connection is to be closed as things stand.
-    fn deadline(&self, t: &Timeouts) -> u64 {
+    /// When the connection is to be closed as things stand; `None` while
+    /// a request is in the server's hands.
+    fn deadline(&self, header: Duration, idle: Duration) -> Option<u64> {
         let ms = |d: Duration| d.as_millis() as u64;
         if self.in_flight.load(Ordering::Acquire) == 0 {
             let head = self.head_since.load(Ordering::Acquire);
             if head != 0 {
-                return head + ms(t.header);
+                return Some(head + ms(header));
             }
             let since = self.waiting_since.load(Ordering::Acquire);
             let allowed = if self.served.load(Ordering::Acquire) {
-                t.idle
+                idle
             } else {
-                t.header
+                header
             };
-            return since + ms(allowed);
+            return Some(since + ms(allowed));
         }
-        self.progress.load(Ordering::Acquire) + ms(t.idle)
+        let on_client =
+            self.body_wait.load(Ordering::Acquire) || self.write_wait.load(Ordering::Acquire);
+        on_client.then(|| self.progress.load(Ordering::Acquire) + ms(idle))
     }
 
-    /// Progress only ever moves a deadline later, so only the first byte
-    /// of a head (which swaps the idle timeout for the header timeout)
-    /// wakes the watchdog.
+    /// Only the first byte of a head (which swaps the idle timeout for the
+    /// header timeout) can move a deadline earlier, so only it wakes the
+    /// watchdog.
     fn note_read(&self) {
         let now = now_ms();
         self.progress.store(now, Ordering::Release);
@@ -145,9 +189,49 @@ impl Track {
     fn note_write(&self) {
         self.progress.store(now_ms(), Ordering::Release);
     }
+
+    /// Marks the server as waiting (or no longer) on the client; a wait
+    /// that begins starts the idle clock and wakes the watchdog.
+    fn set_waiting(&self, flag: &AtomicBool, waiting: bool) {
+        if !waiting {
+            flag.store(false, Ordering::Release);
+        } else if !flag.swap(true, Ordering::AcqRel) {
+            self.progress.store(now_ms(), Ordering::Release);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Whether a newcomer may close this connection now, and in which
+    /// order: `(class, since)`, least first (see the module doc).
+    fn eviction_rank(&self, now: u64) -> Option<(u8, u64)> {
+        if self.in_flight.load(Ordering::Acquire) > 0 || self.evicted.load(Ordering::Acquire) {
+            return None;
+        }
+        let aged =
+            |since: u64, grace: Duration| now.saturating_sub(since) >= grace.as_millis() as u64;
+        let head = self.head_since.load(Ordering::Acquire);
+        if head != 0 {
+            return aged(head, GRACE).then_some((2, head));
+        }
+        let since = self.waiting_since.load(Ordering::Acquire);
+        if self.served.load(Ordering::Acquire) {
+            return aged(since, KEEPALIVE_GRACE).then_some((1, since));
+        }
+        aged(since, GRACE).then_some((0, since))
+    }
+
+    /// Bytes the client sent that hyper has not read yet: a request on
+    /// its way (for a connection whose task has not run since).
+    fn has_unread_bytes(&self) -> bool {
+        let Some(stream) = self.stream.upgrade() else {
+            return false;
+        };
+        let mut byte = [MaybeUninit::<u8>::uninit(); 1];
+        matches!(socket2::SockRef::from(&*stream).peek(&mut byte), Ok(n) if n > 0)
+    }
 }
 
-/// Held from a request's head to the end of its response body.
+/// Held from a request's complete head to the end of its response body.
 struct InFlight(Arc<Track>);
 
 impl InFlight {
@@ -165,15 +249,18 @@ impl Drop for InFlight {
         t.head_since.store(0, Ordering::Release);
         t.waiting_since.store(now_ms(), Ordering::Release);
         t.served.store(true, Ordering::Release);
+        t.body_wait.store(false, Ordering::Release);
+        t.write_wait.store(false, Ordering::Release);
         t.in_flight.fetch_sub(1, Ordering::AcqRel);
         t.wake.notify_one();
     }
 }
 
-/// A response body that keeps its request counted as in flight until
-/// hyper has written it to the end (or dropped it).
+/// A response body that keeps its request in flight, and its slot taken,
+/// until hyper has written it to the end (or dropped it).
 struct Tracked<B> {
     inner: B,
+    _slot: Option<OwnedSemaphorePermit>,
     _guard: InFlight,
 }
 
@@ -197,65 +284,119 @@ impl<B: Body + Unpin> Body for Tracked<B> {
     }
 }
 
-/// The socket, reporting every read and write to its [`Track`].
+/// A request body that tells its [`Track`] when the handler waits for
+/// upload bytes.
+struct Upload {
+    inner: Incoming,
+    track: Arc<Track>,
+}
+
+impl Body for Upload {
+    type Data = bytes::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<bytes::Bytes>, hyper::Error>>> {
+        let me = self.get_mut();
+        let res = Pin::new(&mut me.inner).poll_frame(cx);
+        me.track.set_waiting(&me.track.body_wait, res.is_pending());
+        res
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The socket, reporting every read and write to its [`Track`]. Shared
+/// (through `&TcpStream`'s readiness API) so eviction can peek at it.
 struct Watched {
-    io: TcpStream,
+    io: Arc<TcpStream>,
     track: Arc<Track>,
 }
 
 impl AsyncRead for Watched {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let res = Pin::new(&mut self.io).poll_read(cx, buf);
-        if matches!(res, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            self.track.note_read();
+        loop {
+            ready!(self.io.poll_read_ready(cx))?;
+            match self.io.try_read(buf.initialize_unfilled()) {
+                Ok(n) => {
+                    buf.advance(n);
+                    if n > 0 {
+                        self.track.note_read();
+                    }
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
         }
-        res
     }
 }
 
 impl Watched {
-    fn noted(&self, res: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
-        if matches!(res, Poll::Ready(Ok(n)) if n > 0) {
-            self.track.note_write();
+    /// Waits for the socket to take bytes, then writes with `write`.
+    fn poll_write_with(
+        &self,
+        cx: &mut Context<'_>,
+        write: impl Fn(&TcpStream) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        let t = &self.track;
+        loop {
+            if self.io.poll_write_ready(cx)?.is_pending() {
+                t.set_waiting(&t.write_wait, true);
+                return Poll::Pending;
+            }
+            match write(&self.io) {
+                Ok(n) => {
+                    t.note_write();
+                    t.set_waiting(&t.write_wait, false);
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
         }
-        res
     }
 }
 
 impl AsyncWrite for Watched {
     fn poll_write(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let res = Pin::new(&mut self.io).poll_write(cx, buf);
-        self.noted(res)
+        self.poll_write_with(cx, |io| io.try_write(buf))
     }
 
     fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let res = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        self.noted(res)
+        self.poll_write_with(cx, |io| io.try_write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
+        true
     }
 
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(socket2::SockRef::from(&*self.io).shutdown(std::net::Shutdown::Write))
     }
 }
 
@@ -276,24 +417,21 @@ impl Live {
         }
     }
 
-    /// Closes the connection that has waited longest for a request head,
-    /// preferring those that have sent nothing of one. Returns false when
-    /// every connection has a request in flight.
-    fn evict_one(&self) -> bool {
+    /// Closes the first connection evictable at `now` in eviction order
+    /// (see the module doc). Returns false when there is none.
+    fn evict_one(&self, now: u64) -> bool {
         let Ok(m) = self.0.lock() else {
             return false;
         };
-        let victim = m
+        let mut ranked: Vec<((u8, u64), &Arc<Track>)> = m
             .values()
-            .filter(|t| {
-                t.in_flight.load(Ordering::Acquire) == 0 && !t.evicted.load(Ordering::Acquire)
-            })
-            .min_by_key(|t| {
-                (
-                    t.head_since.load(Ordering::Acquire) != 0,
-                    t.waiting_since.load(Ordering::Acquire),
-                )
-            });
+            .filter_map(|t| Some((t.eviction_rank(now)?, t)))
+            .collect();
+        ranked.sort_unstable_by_key(|(rank, _)| *rank);
+        let victim = ranked
+            .into_iter()
+            .map(|(_, t)| t)
+            .find(|t| !t.has_unread_bytes());
         match victim {
             Some(t) => {
                 t.evicted.store(true, Ordering::Release);
@@ -311,12 +449,13 @@ impl Live {
 pub async fn serve(
     listener: TcpListener,
     app: Router,
-    max_connections: usize,
-    timeouts: Timeouts,
+    limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let cap = max_connections.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
-    let slots = Arc::new(Semaphore::new(cap));
+    let bound = |n: usize| n.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+    let max_open = bound(limits.max_open);
+    let open = Arc::new(Semaphore::new(max_open));
+    let slots = Arc::new(Semaphore::new(bound(limits.max_requests)));
     let live = Arc::new(Live::default());
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::pin!(shutdown);
@@ -332,33 +471,40 @@ pub async fn serve(
             },
             _ = &mut shutdown => break,
         };
-        let permit = match slots.clone().try_acquire_owned() {
-            Ok(p) => p,
-            Err(_) => {
-                live.evict_one();
-                tokio::select! {
-                    p = slots.clone().acquire_owned() => match p {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
-                    _ = &mut shutdown => break,
-                }
+        let permit = loop {
+            if let Ok(p) = open.clone().try_acquire_owned() {
+                break Some(p);
+            }
+            live.evict_one(now_ms());
+            tokio::select! {
+                p = open.clone().acquire_owned() => break p.ok(),
+                _ = tokio::time::sleep(EVICT_RETRY) => {}
+                _ = &mut shutdown => break None,
             }
         };
+        let Some(permit) = permit else {
+            break;
+        };
         let _ = stream.set_nodelay(true);
+        let stream = Arc::new(stream);
         next_id += 1;
-        let (id, track) = (next_id, Arc::new(Track::new()));
+        let (id, track) = (next_id, Arc::new(Track::new(Arc::downgrade(&stream))));
         live.insert(id, track.clone());
-        let (app, live, stop) = (app.clone(), live.clone(), stop_rx.clone());
+        let conn = Conn {
+            app: app.clone(),
+            slots: slots.clone(),
+            limits,
+        };
+        let (live, stop) = (live.clone(), stop_rx.clone());
         tokio::spawn(async move {
-            connection(stream, app, track, timeouts, stop).await;
+            conn.serve(stream, track, stop).await;
             live.remove(id);
             drop(permit);
         });
     }
     drop(listener);
     let _ = stop_tx.send(true);
-    let _ = slots.acquire_many(cap as u32).await;
+    let _ = open.acquire_many(max_open as u32).await;
 }
 
 /// Per-connection accept errors (the peer already reset) are nothing to
@@ -375,52 +521,71 @@ async fn accept_error(e: io::Error) {
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
-/// Serves one connection under its watchdog.
-async fn connection(
-    stream: TcpStream,
+/// What serving one connection needs.
+struct Conn {
     app: Router,
-    track: Arc<Track>,
-    timeouts: Timeouts,
-    mut stop: watch::Receiver<bool>,
-) {
-    let svc_track = track.clone();
-    let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-        let guard = InFlight::begin(svc_track.clone());
-        let app = app.clone();
-        async move {
-            let resp = app.oneshot(req).await?;
-            Ok::<_, std::convert::Infallible>(resp.map(|inner| Tracked {
-                inner,
-                _guard: guard,
-            }))
-        }
-    });
-    let io = TokioIo::new(Watched {
-        io: stream,
-        track: track.clone(),
-    });
-    let conn = hyper::server::conn::http1::Builder::new()
-        .keep_alive(true)
-        .max_buf_size(MAX_BUF)
-        .header_read_timeout(None)
-        .serve_connection(io, svc);
-    tokio::pin!(conn);
-    let mut stopping = false;
-    loop {
-        if track.evicted.load(Ordering::Acquire) {
-            return;
-        }
-        let deadline = track.deadline(&timeouts);
-        if now_ms() >= deadline {
-            return;
-        }
-        tokio::select! {
-            _ = conn.as_mut() => return,
-            _ = tokio::time::sleep_until(instant_of(deadline)) => {}
-            _ = track.wake.notified() => {}
-            _ = stop.changed(), if !stopping => {
-                stopping = true;
-                conn.as_mut().graceful_shutdown();
+    slots: Arc<Semaphore>,
+    limits: Limits,
+}
+
+impl Conn {
+    /// Serves one connection under its watchdog.
+    async fn serve(
+        self,
+        stream: Arc<TcpStream>,
+        track: Arc<Track>,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let Conn { app, slots, limits } = self;
+        let svc_track = track.clone();
+        let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+            let guard = InFlight::begin(svc_track.clone());
+            let (app, slots, track) = (app.clone(), slots.clone(), svc_track.clone());
+            async move {
+                // Waiting for a slot is the server's doing: no deadline runs.
+                let slot = slots.acquire_owned().await.ok();
+                let req = req.map(|inner| axum::body::Body::new(Upload { inner, track }));
+                let resp = app.oneshot(req).await?;
+                Ok::<_, std::convert::Infallible>(resp.map(|inner| Tracked {
+                    inner,
+                    _slot: slot,
+                    _guard: guard,
+                }))
+            }
+        });
+        let io = TokioIo::new(Watched {
+            io: stream,
+            track: track.clone(),
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .keep_alive(true)
+            .max_buf_size(MAX_BUF)
+            .header_read_timeout(None)
+            .serve_connection(io, svc);
+        tokio::pin!(conn);
+        let mut stopping = false;
+        loop {
+            if track.evicted.load(Ordering::Acquire) {
+                return;
+            }
+            let deadline = track.deadline(limits.header_timeout, limits.idle_timeout);
+            if deadline.is_some_and(|d| now_ms() >= d) {
+                return;
+            }
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(instant_of(d)).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = sleep => {}
+                _ = track.wake.notified() => {}
+                _ = stop.changed(), if !stopping => {
+                    stopping = true;
+                    conn.as_mut().graceful_shutdown();
+                }
             }
         }
     }
@@ -430,10 +595,8 @@ async fn connection(
 mod tests {
     use super::*;
 
-    const T: Timeouts = Timeouts {
-        header: Duration::from_secs(10),
-        idle: Duration::from_secs(30),
-    };
+    const HEADER: Duration = Duration::from_secs(10);
+    const IDLE: Duration = Duration::from_secs(30);
 
     #[test]
     fn parses_seconds() {
@@ -447,46 +610,85 @@ mod tests {
 
     #[test]
     fn deadlines_follow_the_connection_phase() {
-        let t = Track::new();
-        let start = t.waiting_since.load(Ordering::Acquire);
+        let track = Arc::new(Track::new(Weak::new()));
+        let start = track.waiting_since.load(Ordering::Acquire);
         // A new connection gets the header timeout.
-        assert_eq!(t.deadline(&T), start + 10_000);
-        // A request in flight: the idle timeout from the last byte moved.
-        let g = InFlight::begin(Arc::new(Track::new()));
-        g.0.note_write();
-        let p = g.0.progress.load(Ordering::Acquire);
-        assert_eq!(g.0.deadline(&T), p + 30_000);
-        let track = g.0.clone();
+        assert_eq!(track.deadline(HEADER, IDLE), Some(start + 10_000));
+        // A request in the server's hands has no deadline...
+        let g = InFlight::begin(track.clone());
+        assert_eq!(track.deadline(HEADER, IDLE), None);
+        // ...until the server waits on the client: then the idle timeout
+        // runs from the last byte moved.
+        track.set_waiting(&track.write_wait, true);
+        let p = track.progress.load(Ordering::Acquire);
+        assert_eq!(track.deadline(HEADER, IDLE), Some(p + 30_000));
+        track.note_write();
+        track.set_waiting(&track.write_wait, false);
+        assert_eq!(track.deadline(HEADER, IDLE), None);
+        track.set_waiting(&track.body_wait, true);
+        assert!(track.deadline(HEADER, IDLE).is_some());
         drop(g);
         // Kept alive: idle timeout, until a byte of the next head arrives.
         let idle_from = track.waiting_since.load(Ordering::Acquire);
-        assert_eq!(track.deadline(&T), idle_from + 30_000);
+        assert_eq!(track.deadline(HEADER, IDLE), Some(idle_from + 30_000));
         track.note_read();
         let head = track.head_since.load(Ordering::Acquire);
-        assert_eq!(track.deadline(&T), head + 10_000);
+        assert_eq!(track.deadline(HEADER, IDLE), Some(head + 10_000));
     }
 
     #[test]
-    fn eviction_spares_requests_in_flight_and_prefers_silent_connections() {
-        let live = Live::default();
-        let busy = Arc::new(Track::new());
-        let _g = InFlight::begin(busy.clone());
-        live.insert(1, busy.clone());
-        assert!(
-            !live.evict_one(),
-            "a connection serving a request was evicted"
+    fn eviction_spares_requests_in_flight_and_those_on_their_way() {
+        let track = || Arc::new(Track::new(Weak::new()));
+        let now = now_ms();
+        let later = now + KEEPALIVE_GRACE.as_millis() as u64;
+        let busy = track();
+        let _serving = InFlight::begin(busy.clone());
+        assert_eq!(busy.eviction_rank(later), None);
+        let silent = track();
+        assert_eq!(silent.eviction_rank(now), None);
+        assert_eq!(silent.eviction_rank(later).map(|r| r.0), Some(0));
+        let heading = track();
+        heading.note_read();
+        assert_eq!(heading.eviction_rank(now), None);
+        assert_eq!(heading.eviction_rank(later).map(|r| r.0), Some(2));
+        let kept_alive = track();
+        drop(InFlight::begin(kept_alive.clone()));
+        assert_eq!(kept_alive.eviction_rank(now), None);
+        assert_eq!(
+            kept_alive.eviction_rank(now + GRACE.as_millis() as u64),
+            None
         );
-        let talking = Arc::new(Track::new());
-        talking.note_read();
-        live.insert(2, talking.clone());
-        let silent = Arc::new(Track::new());
-        live.insert(3, silent.clone());
-        assert!(live.evict_one());
-        assert!(silent.evicted.load(Ordering::Acquire));
-        assert!(!talking.evicted.load(Ordering::Acquire));
-        assert!(live.evict_one());
-        assert!(talking.evicted.load(Ordering::Acquire));
+        assert_eq!(kept_alive.eviction_rank(later).map(|r| r.0), Some(1));
+
+        let live = Live::default();
+        for (id, t) in [(1, &busy), (2, &heading), (3, &kept_alive), (4, &silent)] {
+            live.insert(id, (*t).clone());
+        }
+        assert!(!live.evict_one(now), "evicted within the grace period");
+        for expected in [&silent, &kept_alive, &heading] {
+            assert!(live.evict_one(later));
+            assert!(expected.evicted.load(Ordering::Acquire));
+        }
+        assert!(!live.evict_one(later), "evicted a request in flight");
         assert!(!busy.evicted.load(Ordering::Acquire));
-        assert!(!live.evict_one());
+    }
+
+    #[tokio::test]
+    async fn a_request_waiting_in_the_kernel_is_seen() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let mut client = TcpStream::connect(addr).await.expect("connect");
+        let (server, _) = listener.accept().await.expect("accept");
+        let server = Arc::new(server);
+        let t = Track::new(Arc::downgrade(&server));
+        assert!(!t.has_unread_bytes());
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"GET / HTTP/1.1\r\n")
+            .await
+            .expect("write");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !t.has_unread_bytes() {
+            assert!(Instant::now() < deadline, "unread bytes never seen");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 }

@@ -6,9 +6,9 @@
 //! exhaust the process's open-files limit and requests fail with "Too many
 //! open files": with the common soft limit of 1024, 64 clients each
 //! downloading 16 tarballs at once got 500s on downloads. With the cap,
-//! connections beyond it wait in the kernel's listen backlog (made longer
-//! than the usual 1024, see [`bind`]) while every slot serves a request;
-//! connections that only wait for a request head are evicted instead (see
+//! requests beyond it wait for a slot, and connections beyond what the
+//! limit leaves wait in the kernel's listen backlog (made longer than the
+//! usual 1024, see [`bind`]) unless idle ones can be evicted (see
 //! `conns.rs`). `--max-connections` overrides the default.
 
 use std::io;
@@ -44,6 +44,19 @@ const RESERVED_FDS: usize = 64;
 pub fn default_max_connections() -> usize {
     let limit = open_files_limit().unwrap_or(1024);
     (limit.saturating_sub(RESERVED_FDS) / 2).clamp(16, 65_536)
+}
+
+/// Connections open at once when `max_requests` of them may each hold
+/// one more file: what the open-files limit leaves after the reserve and
+/// those files, at least `max_requests`. Connections without a request in
+/// flight (idle, or still sending a head) live in this room, so a small
+/// `--max-connections` does not leave them queued in the backlog.
+pub fn max_open_connections(max_requests: usize) -> usize {
+    let limit = open_files_limit().unwrap_or(1024);
+    limit
+        .saturating_sub(RESERVED_FDS)
+        .saturating_sub(max_requests)
+        .clamp(max_requests.max(16), 65_536.max(max_requests))
 }
 
 /// The soft `RLIMIT_NOFILE` of this process, read from `/proc/self/limits`

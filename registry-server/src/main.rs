@@ -82,8 +82,9 @@ struct ServeArgs {
     /// Most entries a package may have.
     #[arg(long, default_value_t = 10_000)]
     max_entries: u64,
-    /// Most connections served at once; more wait to be accepted until one
-    /// closes. [default: half the open-files limit, less a reserve]
+    /// Most requests served at once (each may hold a file open); more wait
+    /// for a slot. Connections that have not sent a complete request head
+    /// hold none. [default: half the open-files limit, less a reserve]
     #[arg(long)]
     max_connections: Option<usize>,
     /// Seconds a client has to send a complete request head, from
@@ -230,11 +231,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let max_connections = args
         .max_connections
         .unwrap_or_else(listen::default_max_connections);
-    let timeouts = conns::Timeouts {
-        header: args.header_timeout,
-        idle: args.idle_timeout,
+    let limits = conns::Limits {
+        max_requests: max_connections,
+        max_open: listen::max_open_connections(max_connections),
+        header_timeout: args.header_timeout,
+        idle_timeout: args.idle_timeout,
     };
-    conns::serve(listener, app, max_connections, timeouts, shutdown_signal()).await;
+    conns::serve(listener, app, limits, shutdown_signal()).await;
     drop(scratch);
     eprintln!("skillpm-registry: shut down");
     Ok(())
