@@ -26,15 +26,7 @@ async fn raw_get(url: &str, path: &str, host: &str) -> (String, String) {
 }
 
 async fn put(s: &Server, token: &str, body: Vec<u8>) -> (u16, String) {
-    let resp = reqwest::Client::new()
-        .put(format!("{}/api/v1/skills/new", s.url))
-        .header("Authorization", format!("Bearer {token}"))
-        .body(body)
-        .send()
-        .await
-        .expect("send");
-    let status = resp.status().as_u16();
-    let v: serde_json::Value = resp.json().await.unwrap_or_default();
+    let (status, v) = common::publish_raw(&s.url, token, body).await;
     let detail = v["errors"][0]["detail"].as_str().unwrap_or("").to_string();
     (status, detail)
 }
@@ -275,15 +267,7 @@ fn token_list_shows_users_and_ids_but_never_a_token() {
 /// `SKILLPM_TEST_POSTGRES` and `SKILLPM_TEST_S3` (see scale.rs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_creates_a_missing_target_database() {
-    let (Ok(admin), Ok(s3)) = (
-        std::env::var("SKILLPM_TEST_POSTGRES"),
-        std::env::var("SKILLPM_TEST_S3"),
-    ) else {
-        assert!(
-            std::env::var_os("SKILLPM_REQUIRE_SERVICES").is_none(),
-            "SKILLPM_REQUIRE_SERVICES is set but SKILLPM_TEST_POSTGRES / SKILLPM_TEST_S3 are not"
-        );
-        println!("skipping: SKILLPM_TEST_POSTGRES and SKILLPM_TEST_S3 are not set");
+    let Some((admin, s3)) = common::services("migrate_creates_a_missing_target_database") else {
         return;
     };
     let data = tempfile::tempdir().unwrap();

@@ -32,21 +32,7 @@ struct Shared {
 impl Shared {
     /// `None` (after saying why) when the services are not configured.
     async fn new(test: &str) -> Option<Shared> {
-        let (Ok(admin), Ok(s3)) = (
-            std::env::var("SKILLPM_TEST_POSTGRES"),
-            std::env::var("SKILLPM_TEST_S3"),
-        ) else {
-            // CI sets this so a missing service fails instead of skipping.
-            assert!(
-                std::env::var_os("SKILLPM_REQUIRE_SERVICES").is_none(),
-                "{test}: SKILLPM_REQUIRE_SERVICES is set but SKILLPM_TEST_POSTGRES / SKILLPM_TEST_S3 are not"
-            );
-            println!(
-                "skipping {test}: SKILLPM_TEST_POSTGRES and SKILLPM_TEST_S3 are not set \
-                 (run `scripts/services.sh start` and `eval \"$(scripts/services.sh env)\"`)"
-            );
-            return None;
-        };
+        let (admin, s3) = common::services(test)?;
         static SEQ: AtomicUsize = AtomicUsize::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -116,15 +102,7 @@ fn http() -> reqwest::Client {
 }
 
 async fn publish(url: &str, token: &str, body: Vec<u8>) -> (u16, serde_json::Value) {
-    let resp = http()
-        .put(format!("{url}/api/v1/skills/new"))
-        .header("Authorization", format!("Bearer {token}"))
-        .body(body)
-        .send()
-        .await
-        .expect("send");
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+    common::publish_raw(url, token, body).await
 }
 
 /// Index body, ETag and parsed JSON.

@@ -14,19 +14,10 @@ fn addr(s: &Server) -> String {
 
 async fn publish(s: &Server, tarball: Vec<u8>) {
     let tok = s.token("alice");
-    let resp = reqwest::Client::new()
-        .put(format!("{}/api/v1/skills/new", s.url))
-        .header("Authorization", format!("Bearer {tok}"))
-        .body(tarball)
-        .send()
+    s.client(Some(&tok))
+        .publish(tarball)
         .await
         .expect("publish");
-    assert_eq!(
-        resp.status(),
-        200,
-        "{}",
-        resp.text().await.unwrap_or_default()
-    );
 }
 
 /// GET `path` on a connection of its own (no pooled keep-alive), timed.

@@ -106,3 +106,41 @@ pub fn skill_md(name: &str, version: &str, description: &str, body: &str) -> Str
 pub fn pack(name: &str, version: &str, description: &str, body: &str) -> Vec<u8> {
     pack_raw(name, &skill_md(name, version, description, body))
 }
+
+/// The shared services' URLs, `(SKILLPM_TEST_POSTGRES, SKILLPM_TEST_S3)`,
+/// or `None` after saying why `test` is skipped. CI sets
+/// `SKILLPM_REQUIRE_SERVICES`, so there a missing service fails instead.
+pub fn services(test: &str) -> Option<(String, String)> {
+    let (Ok(postgres), Ok(s3)) = (
+        std::env::var("SKILLPM_TEST_POSTGRES"),
+        std::env::var("SKILLPM_TEST_S3"),
+    ) else {
+        assert!(
+            std::env::var_os("SKILLPM_REQUIRE_SERVICES").is_none(),
+            "{test}: SKILLPM_REQUIRE_SERVICES is set but SKILLPM_TEST_POSTGRES / SKILLPM_TEST_S3 are not"
+        );
+        println!(
+            "skipping {test}: SKILLPM_TEST_POSTGRES and SKILLPM_TEST_S3 are not set \
+             (run `scripts/services.sh start` and `eval \"$(scripts/services.sh env)\"`)"
+        );
+        return None;
+    };
+    Some((postgres, s3))
+}
+
+/// `PUT /api/v1/skills/new` with `token`: the status and the JSON body
+/// (`Null` when there is none), for tests that check refusals.
+pub async fn publish_raw(url: &str, token: &str, body: Vec<u8>) -> (u16, serde_json::Value) {
+    let resp = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client")
+        .put(format!("{url}/api/v1/skills/new"))
+        .header("Authorization", format!("Bearer {token}"))
+        .body(body)
+        .send()
+        .await
+        .expect("send");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+}
