@@ -313,3 +313,49 @@ async fn migrate_creates_a_missing_target_database() {
     assert!(exists, "migrate did not create {db_name}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("migrated 1 versions"));
 }
+
+/// The typosquat guard and publish-time search entries hold on PostgreSQL
+/// too (the guard runs under an advisory lock there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_refuses_look_alikes_and_searches_its_entries() {
+    let Some((admin, _)) = common::services("postgres_refuses_look_alikes") else {
+        return;
+    };
+    let db_name = format!("skillpm_squat_{}", std::process::id());
+    let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    client
+        .batch_execute(&format!("CREATE DATABASE {db_name}"))
+        .await
+        .expect("create database");
+    let mut url = url::Url::parse(&admin).expect("SKILLPM_TEST_POSTGRES is a URL");
+    url.set_path(&format!("/{db_name}"));
+    let data = tempfile::tempdir().unwrap();
+    let s = Server::start_quiet(data.path(), &["--database", url.as_str()]);
+    let store = ["--database".into(), url.as_str().into()];
+    let (alice, mallory) = (
+        common::token_in(&store, "alice"),
+        common::token_in(&store, "mallory"),
+    );
+    // In a task, so the database is dropped even when an assert fails.
+    let outcome = tokio::spawn(async move {
+        let body = pack("code-review", "1.0.0", "Reviews code", "Mentions zebras.");
+        assert_eq!(put(&s, &alice, body).await.0, 200);
+        let (status, detail) = publish(&s, &mallory, "c0de-review").await;
+        assert_eq!(status, 400, "{detail}");
+        assert!(detail.contains("`code-review`"), "{detail}");
+        assert_eq!(publish(&s, &alice, "codereview").await.0, 200);
+        let hits = s.client(None).search("zebras", 10).await.expect("search");
+        let names: Vec<String> = hits.skills.iter().map(|h| h.name.to_string()).collect();
+        assert_eq!(names, ["code-review"]);
+    })
+    .await;
+    let _ = client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"))
+        .await;
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
