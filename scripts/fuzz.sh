@@ -41,7 +41,7 @@ else
 fi
 echo "fuzz.sh: $RUSTC_VERSION" >&2
 
-TARGETS="${TARGETS:-frontmatter spec lockfile manifest unpack}"
+TARGETS="${TARGETS:-frontmatter render spec lockfile manifest unpack}"
 
 # Seed corpora: real skills, specs, a lock and a manifest, real archives.
 seed() {
@@ -50,7 +50,7 @@ seed() {
     mkdir -p "$dir"
     [ -n "$(ls -A "$dir" 2>/dev/null)" ] && return 0
     case "$t" in
-    frontmatter)
+    frontmatter | render)
         find "$ROOT/examples" -iname 'skill.md' -size -64k | head -50 |
             while read -r f; do cp "$f" "$dir/$(basename "$(dirname "$f")").md"; done
         ;;

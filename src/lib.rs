@@ -21,4 +21,4 @@ mod resolve;
 
 pub use cache::Cache;
 pub use install::MARKER;
-pub use skillpm_core::{archive, checksum, name, protocol, skill};
+pub use skillpm_core::{archive, checksum, name, protocol, skill, text};
