@@ -2,5 +2,6 @@
 //! progress. The library never prints; these do.
 
 pub mod args;
+pub mod output;
 pub mod progress;
 pub mod render;
