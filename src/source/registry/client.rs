@@ -405,7 +405,9 @@ impl RegistryClient {
             {
                 Ok(resp) if resp.status().is_server_error() && !last => {}
                 Ok(resp) => return self.check(resp).await,
-                Err(e) if (e.is_connect() || e.is_timeout()) && !last => {}
+                // `is_request` covers a kept-alive connection the server
+                // closed just as it was reused (idle timeouts, eviction).
+                Err(e) if (e.is_connect() || e.is_timeout() || e.is_request()) && !last => {}
                 Err(e) => return Err(self.transport(&e)),
             }
             tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
