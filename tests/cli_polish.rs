@@ -17,11 +17,7 @@ struct World {
 impl World {
     fn new() -> World {
         let mut f = Fixture::new();
-        let reg = Registry::start(&f.root().join("registry-data"));
-        f.extra_env
-            .push(("SKILLPM_REGISTRY".into(), reg.url.clone()));
-        f.extra_env
-            .push(("SKILLPM_TOKEN".into(), reg.token.clone()));
+        let reg = Registry::for_fixture(&mut f);
         World { f, reg }
     }
 

@@ -203,11 +203,7 @@ fn sigkill_during_install_and_update_leaves_old_or_new_and_repairs() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed);
     let mut f = Fixture::new();
-    let reg = Registry::start(&f.root().join("registry-data"));
-    f.extra_env
-        .push(("SKILLPM_REGISTRY".into(), reg.url.clone()));
-    f.extra_env
-        .push(("SKILLPM_TOKEN".into(), reg.token.clone()));
+    let reg = Registry::for_fixture(&mut f);
     for i in 0..REGISTRY_SKILLS {
         let name = format!("r{i:02}");
         for v in [A, B] {

@@ -95,11 +95,7 @@ fn unknown_keys_are_errors_and_skillpm_keys_need_the_dialect_flag() {
 #[test]
 fn registry_keeps_accepting_what_it_accepted_before() {
     let mut f = Fixture::new();
-    let reg = Registry::start(&f.root().join("registry-data"));
-    f.extra_env
-        .push(("SKILLPM_REGISTRY".into(), reg.url.clone()));
-    f.extra_env
-        .push(("SKILLPM_TOKEN".into(), reg.token.clone()));
+    let reg = Registry::for_fixture(&mut f);
     let dir = f.skill(
         &f.root().join("src"),
         "lenient",

@@ -181,6 +181,17 @@ pub fn registry_exe() -> PathBuf {
 }
 
 impl Registry {
+    /// Starts a registry in `f`'s directory and points `f`'s skillpm at it
+    /// (`SKILLPM_REGISTRY`, and alice's token as `SKILLPM_TOKEN`).
+    pub fn for_fixture(f: &mut Fixture) -> Registry {
+        let reg = Registry::start(&f.root().join("registry-data"));
+        f.extra_env
+            .push(("SKILLPM_REGISTRY".into(), reg.url.clone()));
+        f.extra_env
+            .push(("SKILLPM_TOKEN".into(), reg.token.clone()));
+        reg
+    }
+
     /// Starts a registry on `data` with its log discarded.
     pub fn start(data: &Path) -> Registry {
         Registry::with(Serve::new(registry_exe()).data(data).quiet())
