@@ -95,7 +95,7 @@ fn unknown_keys_are_errors_and_skillpm_keys_need_the_dialect_flag() {
 #[test]
 fn registry_keeps_accepting_what_it_accepted_before() {
     let mut f = Fixture::new();
-    let reg = Registry::for_fixture(&mut f);
+    let _registry = Registry::for_fixture(&mut f); // kept alive until the end
     let dir = f.skill(
         &f.root().join("src"),
         "lenient",
