@@ -94,11 +94,11 @@ impl Summary {
                 plural(self.removed)
             ));
         }
+        if parts.is_empty() {
+            parts.push("Up to date".to_string());
+        }
         if self.unchanged > 0 {
             parts.push(format!("{} unchanged", self.unchanged));
-        }
-        if parts.is_empty() {
-            parts.push("Nothing to install".to_string());
         }
         out.push_str(&format!(
             "{} in {:.2}s",
