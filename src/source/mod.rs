@@ -132,8 +132,6 @@ pub enum SourceError {
         found: String,
         origin: String,
     },
-    #[error("{0}")]
-    Identity(String),
     #[error(transparent)]
     Pack(#[from] PackError),
     #[error(transparent)]
