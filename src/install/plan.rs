@@ -58,10 +58,9 @@ pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
             None => Action::Install(s.clone()),
         });
     }
-    let mut orphans: Vec<SkillName> = installed(root)
-        .into_iter()
-        .filter(|n| !wanted.iter().any(|w| &w.name == n))
-        .collect();
+    let wanted_names: std::collections::HashSet<&SkillName> =
+        wanted.iter().map(|w| &w.name).collect();
+    let mut orphans = installed_except(root, &wanted_names);
     orphans.sort();
     actions.extend(orphans.into_iter().map(Action::Remove));
     Plan {
@@ -72,11 +71,17 @@ pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
 
 /// The skills in `root` that carry our marker.
 pub fn installed(root: &Path) -> Vec<SkillName> {
+    installed_except(root, &std::collections::HashSet::new())
+}
+
+/// [`installed`], not counting `skip` (whose markers the caller has read
+/// already: a no-op run reads each marker once).
+fn installed_except(root: &Path, skip: &std::collections::HashSet<&SkillName>) -> Vec<SkillName> {
     let Ok(rd) = std::fs::read_dir(root) else {
         return Vec::new();
     };
     rd.flatten()
         .filter_map(|e| SkillName::new(&e.file_name().to_string_lossy()).ok())
-        .filter(|n| Marker::read(&root.join(n.as_str())).is_some())
+        .filter(|n| !skip.contains(n) && Marker::read(&root.join(n.as_str())).is_some())
         .collect()
 }
