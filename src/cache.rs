@@ -43,6 +43,8 @@ const TARBALLS: &str = "tarballs-v1";
 const TREES: &str = "trees-v1";
 const INDEX: &str = "index-v1";
 const GIT: &str = "git-v1";
+/// Stamps of installed trees (see [`Cache::installed_stamp`]).
+const INSTALLED: &str = "installed-v1";
 const TMP: &str = "tmp";
 
 #[derive(Debug, Clone)]
@@ -154,6 +156,33 @@ impl Cache {
             .is_ok_and(|fresh| crate::fs::compare::diff_trees(fresh.path(), tree, &[]).is_empty())
     }
 
+    /// This machine's stamp of the installed tree at `dir`: its fingerprint
+    /// when it was last known to hold the package `c`. Kept here rather than
+    /// in the tree, so an installed tree is the same bytes on every machine
+    /// and a committed one never churns.
+    pub fn installed_stamp(&self, dir: &Path, c: &Checksum) -> Option<String> {
+        let text = std::fs::read_to_string(self.installed_stamp_path(dir)).ok()?;
+        let (checksum, fingerprint) = text.split_once(' ')?;
+        (checksum == c.to_string()).then(|| fingerprint.trim().to_string())
+    }
+
+    /// Records `fingerprint` as the known-good state of `dir` holding `c`.
+    /// Best effort: without a stamp the next run re-hashes.
+    pub fn stamp_installed(&self, dir: &Path, c: &Checksum, fingerprint: &str) {
+        let p = self.installed_stamp_path(dir);
+        if let Some(parent) = p.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = crate::fs::replace_file(&p, format!("{c} {fingerprint}\n").as_bytes());
+    }
+
+    fn installed_stamp_path(&self, dir: &Path) -> PathBuf {
+        let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        self.root
+            .join(INSTALLED)
+            .join(short_hash(&key.to_string_lossy()))
+    }
+
     fn stamp_path(&self, c: &Checksum) -> PathBuf {
         self.root.join(TREES).join(format!("{}.stamp", c.hex()))
     }
@@ -233,7 +262,7 @@ impl Cache {
 
     /// Removes everything but the lock file.
     pub fn clean(&self) -> Result<(), CacheError> {
-        for sub in [TARBALLS, TREES, INDEX, GIT, TMP] {
+        for sub in [TARBALLS, TREES, INDEX, GIT, INSTALLED, TMP] {
             let p = self.root.join(sub);
             match std::fs::remove_dir_all(&p) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_at(&p)(e)),

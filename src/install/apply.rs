@@ -3,6 +3,7 @@
 //! at any moment leaves the old or the new tree, never neither.
 
 use super::{InstallError, Marker, MARKER, STAGING_PREFIX};
+use crate::cache::Cache;
 use crate::fs::{copy_tree, exchange, fs_err};
 use crate::project::lockfile::LockedSkill;
 use skillpm_core::name::SkillName;
@@ -11,7 +12,12 @@ use std::path::Path;
 /// Installs `skill` from the cached `tree` into `root`: copy into a staging
 /// directory beside the destination, write the marker, then swap it in.
 /// `root` must exist ([`install_all`] creates it once).
-fn install_one(root: &Path, skill: &LockedSkill, tree: &Path) -> Result<(), InstallError> {
+fn install_one(
+    root: &Path,
+    skill: &LockedSkill,
+    tree: &Path,
+    cache: &Cache,
+) -> Result<(), InstallError> {
     let dest = root.join(skill.name.as_str());
     if dest.exists() && Marker::read(&dest).is_none() {
         return Err(InstallError::Foreign { path: dest });
@@ -25,10 +31,10 @@ fn install_one(root: &Path, skill: &LockedSkill, tree: &Path) -> Result<(), Inst
         name: skill.name.to_string(),
         version: skill.version.to_string(),
         checksum: skill.checksum,
-        // Taken before the marker exists and unchanged by the rename below
-        // (renaming a directory does not touch its files).
-        fingerprint: crate::fs::fingerprint::of_tree(staging.path(), &[MARKER]),
     };
+    // Taken before the marker exists, and unchanged by the rename below
+    // (renaming a directory does not touch its files).
+    let stamp = crate::fs::fingerprint::of_tree(staging.path(), &[MARKER]);
     let mpath = staging.path().join(MARKER);
     std::fs::write(&mpath, marker.render()).map_err(fs_err("write", &mpath))?;
     if dest.exists() {
@@ -37,6 +43,9 @@ fn install_one(root: &Path, skill: &LockedSkill, tree: &Path) -> Result<(), Inst
     } else {
         std::fs::rename(staging.path(), &dest).map_err(fs_err("rename into", &dest))?;
         let _ = staging.keep();
+    }
+    if let Some(f) = stamp {
+        cache.stamp_installed(&dest, &skill.checksum, &f);
     }
     Ok(())
 }
@@ -47,7 +56,11 @@ fn install_one(root: &Path, skill: &LockedSkill, tree: &Path) -> Result<(), Inst
 /// halves. Returns the first error; skills installed before it stay
 /// installed (each is complete, carries its marker, and the lock is only
 /// written after every install succeeded).
-pub fn install_all(root: &Path, items: &[(&LockedSkill, &Path)]) -> Result<(), InstallError> {
+pub fn install_all(
+    root: &Path,
+    items: &[(&LockedSkill, &Path)],
+    cache: &Cache,
+) -> Result<(), InstallError> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     /// More threads than this only contend on the root directory's lock.
@@ -67,7 +80,7 @@ pub fn install_all(root: &Path, items: &[(&LockedSkill, &Path)]) -> Result<(), I
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some((s, tree)) = items.get(i) else { break };
-                if let Err(e) = install_one(root, s, tree) {
+                if let Err(e) = install_one(root, s, tree, cache) {
                     // Stop handing out work; keep the first error only.
                     next.store(items.len(), Ordering::Relaxed);
                     let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());

@@ -23,34 +23,35 @@ pub struct Marker {
     pub name: String,
     pub version: String,
     pub checksum: Checksum,
-    /// The tree's fingerprint right after it was installed (see
-    /// [`crate::fs::fingerprint`]); absent in markers of older versions.
-    pub fingerprint: Option<String>,
 }
 
 impl Marker {
     pub(super) fn render(&self) -> String {
-        let mut s = format!("{}\n{}\n{}\n", self.name, self.version, self.checksum);
-        if let Some(f) = &self.fingerprint {
-            s.push_str(&format!("fingerprint {f}\n"));
-        }
-        s
+        format!("{}\n{}\n{}\n", self.name, self.version, self.checksum)
     }
 
     /// Whether the installed tree in `dir` is still exactly the package
-    /// this marker names. The checksum is the truth, not the marker: when
-    /// the fingerprint does not vouch for the tree (it was edited, copied,
-    /// or checked out elsewhere; or `trust_fingerprint` is off, as for
-    /// `verify`), the tree is re-packed and hashed, and if that cannot
-    /// reproduce the checksum (a tarball packed by another tool), compared
-    /// file by file with the verified cached tree.
-    pub fn integrity(&self, dir: &Path, cache: &Cache, trust_fingerprint: bool) -> Integrity {
-        if trust_fingerprint {
-            let now = crate::fs::fingerprint::of_tree(dir, &[MARKER]);
-            if now.is_some() && now == self.fingerprint {
-                return Integrity::Intact;
-            }
+    /// this marker names. The checksum is the truth, not the marker: unless
+    /// this machine's stamp of the tree (its fingerprint when it was last
+    /// known good, kept in the cache so the tree itself stays the same on
+    /// every machine) vouches for it, or `trust_stamp` is off (as for
+    /// `verify`), the tree is re-packed and hashed; if that cannot
+    /// reproduce the checksum (a tarball packed by another tool), it is
+    /// compared file by file with the verified cached tree. A tree found
+    /// intact is stamped, so the next run is a few `stat` calls again.
+    pub fn integrity(&self, dir: &Path, cache: &Cache, trust_stamp: bool) -> Integrity {
+        let now = crate::fs::fingerprint::of_tree(dir, &[MARKER]);
+        if trust_stamp && now.is_some() && cache.installed_stamp(dir, &self.checksum) == now {
+            return Integrity::Intact;
         }
+        let state = self.rehash(dir, cache);
+        if let (Integrity::Intact, Some(f)) = (&state, &now) {
+            cache.stamp_installed(dir, &self.checksum, f);
+        }
+        state
+    }
+
+    fn rehash(&self, dir: &Path, cache: &Cache) -> Integrity {
         if skillpm_core::archive::tree_checksum_skipping(dir, &[MARKER])
             .is_ok_and(|c| c == self.checksum)
         {
@@ -78,15 +79,10 @@ impl Marker {
         let name = lines.next()?.to_string();
         let version = lines.next()?.to_string();
         let checksum = Checksum::parse(lines.next()?).ok()?;
-        let fingerprint = lines
-            .next()
-            .and_then(|l| l.strip_prefix("fingerprint "))
-            .map(str::to_string);
         Some(Marker {
             name,
             version,
             checksum,
-            fingerprint,
         })
     }
 }

@@ -139,7 +139,7 @@ impl<'a> Run<'a> {
         }
         let mut summary = Summary::default();
         for p in &plans {
-            apply(p, &trees, reporter, &mut summary)?;
+            apply(p, &trees, &self.cache, reporter, &mut summary)?;
         }
         for n in &new.skills {
             if let Some(o) = old.get(&n.name).filter(|o| *o != n) {
@@ -164,7 +164,13 @@ impl<'a> Run<'a> {
 }
 
 /// Applies one root's plan and counts what it did.
-fn apply(p: &Plan, trees: &Prepared, reporter: &dyn Reporter, summary: &mut Summary) -> Result<()> {
+fn apply(
+    p: &Plan,
+    trees: &Prepared,
+    cache: &crate::cache::Cache,
+    reporter: &dyn Reporter,
+    summary: &mut Summary,
+) -> Result<()> {
     install::sweep_leftovers(&p.root);
     let mut jobs: Vec<(&LockedSkill, &Path)> = Vec::new();
     for s in p.needed() {
@@ -173,7 +179,7 @@ fn apply(p: &Plan, trees: &Prepared, reporter: &dyn Reporter, summary: &mut Summ
             .ok_or_else(|| Error::NotPrepared(s.name.to_string()))?;
         jobs.push((s, tree.as_path()));
     }
-    install::install_all(&p.root, &jobs)?;
+    install::install_all(&p.root, &jobs, cache)?;
     // Reported in plan order, after the parallel installs, so the output
     // is the same on every run.
     for a in &p.actions {
