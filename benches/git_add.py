@@ -19,9 +19,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import isolated_env, report, skillpm_bin, time_pair  # noqa: E402
-
-FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 8 + "\n"
-
+from install import make_skill  # noqa: E402
 
 def git(*args, cwd):
     subprocess.run(["git", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL,
@@ -29,17 +27,8 @@ def git(*args, cwd):
 
 
 def make_repo(base, i):
-    name = f"skill-{i:03}"
-    d = os.path.join(base, name)
-    os.makedirs(os.path.join(d, "scripts"))
-    os.makedirs(os.path.join(d, "references"))
-    with open(os.path.join(d, "SKILL.md"), "w") as f:
-        f.write(f"---\nname: {name}\ndescription: Bench skill {i}\nversion: \"1.0.0\"\n---\n")
-        f.write(FILLER * 20)
-    with open(os.path.join(d, "scripts", "run.sh"), "w") as f:
-        f.write("#!/bin/sh\necho hi\n" + "# " + FILLER * 10)
-    with open(os.path.join(d, "references", "notes.md"), "w") as f:
-        f.write(FILLER * 20)
+    """The same ~24 KB skill `install.py` publishes, as a git repository."""
+    d = make_skill(base, f"skill-{i:03}")
     git("init", "-q", "-b", "main", cwd=d)
     git("add", "-A", cwd=d)
     git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "init", cwd=d)

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --workspace --quiet
-BIN="$PWD/target/debug"
+BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug"   # wherever cargo put it
 WORK="$(mktemp -d)"
 REG_PID=""
 cleanup() { [ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null; rm -rf "$WORK"; }

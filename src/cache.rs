@@ -14,6 +14,7 @@
 use crate::fs::fingerprint;
 use sha2::{Digest, Sha256};
 use skillpm_core::archive::{self, Limits};
+use skillpm_core::bounded;
 use skillpm_core::checksum::{Checksum, Verified};
 use std::fs::File;
 use std::io;
@@ -46,6 +47,8 @@ const GIT: &str = "git-v1";
 /// Stamps of installed trees (see [`Cache::installed_stamp`]).
 const INSTALLED: &str = "installed-v1";
 const TMP: &str = "tmp";
+/// A stamp is a checksum and a fingerprint; anything longer is not ours.
+const STAMP_BYTES: u64 = 256;
 
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -120,7 +123,7 @@ impl Cache {
         }
         let stamp = self.stamp_path(c);
         let now = fingerprint::of_tree(&tree, &[]);
-        let stamped = std::fs::read_to_string(&stamp).ok();
+        let stamped = bounded::read_to_string(&stamp, STAMP_BYTES).ok();
         if now.is_some() && now == stamped {
             return Some(tree);
         }
@@ -161,7 +164,7 @@ impl Cache {
     /// in the tree, so an installed tree is the same bytes on every machine
     /// and a committed one never churns.
     pub fn installed_stamp(&self, dir: &Path, c: &Checksum) -> Option<String> {
-        let text = std::fs::read_to_string(self.installed_stamp_path(dir)).ok()?;
+        let text = bounded::read_to_string(&self.installed_stamp_path(dir), STAMP_BYTES).ok()?;
         let (checksum, fingerprint) = text.split_once(' ')?;
         (checksum == c.to_string()).then(|| fingerprint.trim().to_string())
     }
@@ -191,7 +194,8 @@ impl Cache {
     /// disk where anything may have changed it, so callers verify them
     /// (see `source::verify`).
     pub fn read_tarball(&self, c: &Checksum) -> Option<Vec<u8>> {
-        std::fs::read(self.tarball_path(c)).ok()
+        // No bigger than any tarball a source may hand over.
+        bounded::read(&self.tarball_path(c), Limits::default().max_compressed).ok()
     }
 
     /// Stores a verified tarball under its checksum.

@@ -74,7 +74,7 @@ fn entries(root: &Path) -> BTreeMap<String, Entry> {
                     child,
                     Entry::File {
                         hash,
-                        exec: is_executable(&meta),
+                        exec: skillpm_core::archive::is_executable(&meta),
                     },
                 );
             } else {
@@ -83,15 +83,4 @@ fn entries(root: &Path) -> BTreeMap<String, Entry> {
         }
     }
     out
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    false
 }

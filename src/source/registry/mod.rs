@@ -65,8 +65,9 @@ impl RegistrySource {
         let dir = self.cache.index_dir(url);
         let body_path = dir.join(format!("{name}.json"));
         let etag_path = dir.join(format!("{name}.etag"));
-        let cached_etag = std::fs::read_to_string(&etag_path).ok();
-        let cached_body = std::fs::read(&body_path).ok();
+        // The cache is on disk where anything may have changed it.
+        let cached_etag = skillpm_core::bounded::read_to_string(&etag_path, 1024).ok();
+        let cached_body = skillpm_core::bounded::read(&body_path, client::MAX_JSON_BYTES).ok();
         let etag = cached_body.as_ref().and(cached_etag.as_deref());
         let client = self.client(url)?;
         let versions = match client

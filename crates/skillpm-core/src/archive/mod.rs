@@ -17,7 +17,9 @@ mod entry_path;
 mod pack;
 mod unpack;
 
-pub use pack::{pack_dir, pack_dir_skipping, pack_to_file, tree_checksum, tree_checksum_skipping};
+pub use pack::{
+    is_executable, pack_dir, pack_dir_skipping, pack_to_file, tree_checksum, tree_checksum_skipping,
+};
 pub use unpack::{unpack, unpack_to_new_dir};
 
 use crate::checksum::Checksum;

@@ -32,14 +32,16 @@ fn io_pack(path: &Path) -> impl FnOnce(io::Error) -> PackError + '_ {
     }
 }
 
+/// Whether a file counts as executable in a package (any x bit): the one
+/// rule for packing, and for comparing installed trees with packed ones.
 #[cfg(unix)]
-fn is_executable(meta: &fs::Metadata) -> bool {
+pub fn is_executable(meta: &fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
     meta.permissions().mode() & 0o111 != 0
 }
 
 #[cfg(not(unix))]
-fn is_executable(_meta: &fs::Metadata) -> bool {
+pub fn is_executable(_meta: &fs::Metadata) -> bool {
     false
 }
 
