@@ -16,16 +16,41 @@
 mod entry_path;
 mod pack;
 mod unpack;
+mod zip;
 
 pub use pack::{
     is_executable, pack_dir, pack_dir_skipping, pack_to_file, tree_checksum, tree_checksum_skipping,
 };
-pub use unpack::{unpack, unpack_to_new_dir};
+pub use unpack::{unpack, unpack_as, unpack_to_new_dir, unpack_to_new_dir_as};
 
 use crate::checksum::Checksum;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
+
+/// Archive formats the hardened unpacker reads. Packing always writes
+/// [`Format::TarGz`]; `.zip` is read because publishers of Agent Skills
+/// discovery indexes may serve it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    TarGz,
+    Zip,
+}
+
+impl Format {
+    /// The format a URL or file name ends in (`.tar.gz`, `.tgz`, `.zip`),
+    /// ignoring case, query and fragment.
+    pub fn from_name(name: &str) -> Option<Format> {
+        let base = name.split(['?', '#']).next().unwrap_or("").to_ascii_lowercase();
+        if base.ends_with(".tar.gz") || base.ends_with(".tgz") {
+            Some(Format::TarGz)
+        } else if base.ends_with(".zip") {
+            Some(Format::Zip)
+        } else {
+            None
+        }
+    }
+}
 
 /// Maximum number of path components an archive entry may have.
 pub const MAX_DEPTH: usize = 32;
@@ -151,6 +176,8 @@ pub enum UnpackError {
     BadDestination { path: PathBuf, reason: &'static str },
     #[error("archive is not a valid .tar.gz: {0}")]
     Corrupt(io::Error),
+    #[error("archive is not a valid .zip: {0}")]
+    CorruptZip(String),
     #[error("cannot write `{}`: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
 }

@@ -2,7 +2,7 @@
 //! checked and written by hand into a fresh, empty destination.
 
 use super::entry_path::{show, validate_path};
-use super::{EntryKind, Limits, UnpackError, UnpackStats};
+use super::{EntryKind, Format, Limits, UnpackError, UnpackStats};
 use crate::checksum::Checksum;
 use flate2::read::GzDecoder;
 use std::collections::HashMap;
@@ -54,7 +54,7 @@ impl Seen {
     }
 }
 
-struct Unpacker<'a> {
+pub(super) struct Unpacker<'a> {
     dest: &'a Path,
     limits: &'a Limits,
     /// Lower-cased path → (path as written, what it is).
@@ -75,7 +75,20 @@ fn forbidden_kind(t: EntryType) -> EntryKind {
     }
 }
 
-impl Unpacker<'_> {
+impl<'a> Unpacker<'a> {
+    pub(super) fn new(dest: &'a Path, limits: &'a Limits) -> Self {
+        Unpacker {
+            dest,
+            limits,
+            seen: HashMap::new(),
+            stats: UnpackStats::default(),
+        }
+    }
+
+    pub(super) fn stats(&self) -> UnpackStats {
+        self.stats
+    }
+
     fn io_err(&self, rel: &str) -> impl FnOnce(io::Error) -> UnpackError {
         let path = self.dest.join(rel);
         move |source| UnpackError::Io { path, source }
@@ -145,21 +158,44 @@ impl Unpacker<'_> {
 
     fn entry<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Result<(), UnpackError> {
         let raw = entry.path_bytes().into_owned();
-        let display = show(&raw);
         let etype = entry.header().entry_type();
         if etype.is_pax_global_extensions() {
             // Metadata only (e.g. `git archive` writes the commit id here).
             return Ok(());
         }
-        let is_file = etype.is_file();
-        let is_dir = etype.is_dir();
-        if !is_file && !is_dir {
-            return Err(UnpackError::ForbiddenEntryType {
-                path: display,
-                kind: forbidden_kind(etype),
-            });
-        }
-        let Some(path) = validate_path(&raw, self.limits.max_path_len)
+        let kind = if etype.is_file() {
+            Kind::File {
+                size: entry.size(),
+                executable: entry.header().mode().is_ok_and(|m| m & 0o111 != 0),
+            }
+        } else if etype.is_dir() {
+            Kind::Dir
+        } else {
+            Kind::Forbidden(forbidden_kind(etype))
+        };
+        self.add(&raw, kind, entry)
+    }
+
+    /// Checks and writes one entry of any archive format: every format
+    /// goes through the same path, type, size and collision checks.
+    pub(super) fn add(
+        &mut self,
+        raw: &[u8],
+        kind: Kind,
+        contents: &mut dyn Read,
+    ) -> Result<(), UnpackError> {
+        let display = show(raw);
+        let (is_file, is_dir) = match kind {
+            Kind::Forbidden(kind) => {
+                return Err(UnpackError::ForbiddenEntryType {
+                    path: display,
+                    kind,
+                })
+            }
+            Kind::File { .. } => (true, false),
+            Kind::Dir => (false, true),
+        };
+        let Some(path) = validate_path(raw, self.limits.max_path_len)
             .map_err(|p| p.into_unpack_error(display.clone()))?
         else {
             // `.` or `./`: the package root itself.
@@ -187,23 +223,25 @@ impl Unpacker<'_> {
             return Ok(());
         }
         self.claim(&display, &rel, Seen::File)?;
-        self.write_file(entry, &rel)
+        let Kind::File { size, executable } = kind else {
+            return Ok(());
+        };
+        self.write_file(contents, size, executable, &rel)
     }
 
-    fn write_file<R: Read>(
+    fn write_file(
         &mut self,
-        entry: &mut tar::Entry<'_, R>,
+        contents: &mut dyn Read,
+        size: u64,
+        executable: bool,
         rel: &str,
     ) -> Result<(), UnpackError> {
         let limit = self.limits.max_unpacked;
         let remaining = limit.saturating_sub(self.stats.bytes);
-        if entry.size() > remaining {
+        if size > remaining {
             return Err(UnpackError::UnpackedTooLarge { limit });
         }
-        let mode = match entry.header().mode() {
-            Ok(m) if m & 0o111 != 0 => 0o755,
-            _ => 0o644,
-        };
+        let mode = if executable { 0o755 } else { 0o644 };
         let target = self.dest.join(rel);
         let mut file = fs::OpenOptions::new()
             .write(true)
@@ -212,7 +250,7 @@ impl Unpacker<'_> {
             .map_err(self.io_err(rel))?;
         // Never trust the header size alone: read at most one byte past the
         // remaining budget.
-        let mut limited = entry.take(remaining.saturating_add(1));
+        let mut limited = contents.take(remaining.saturating_add(1));
         let mut buf = vec![0u8; 64 * 1024];
         let mut written: u64 = 0;
         loop {
@@ -233,6 +271,13 @@ impl Unpacker<'_> {
         self.stats.files += 1;
         Ok(())
     }
+}
+
+/// What an archive entry is, in any format.
+pub(super) enum Kind {
+    File { size: u64, executable: bool },
+    Dir,
+    Forbidden(EntryKind),
 }
 
 #[cfg(unix)]
@@ -281,6 +326,19 @@ pub fn unpack(
     dest: &Path,
     limits: &Limits,
 ) -> Result<UnpackStats, UnpackError> {
+    unpack_as(Format::TarGz, bytes, expected, dest, limits)
+}
+
+/// [`unpack`](fn@unpack) for any [`Format`]: the checksum and the
+/// compressed-size cap come first, then every entry goes through the same
+/// checks whatever the format.
+pub fn unpack_as(
+    format: Format,
+    bytes: &[u8],
+    expected: Option<&Checksum>,
+    dest: &Path,
+    limits: &Limits,
+) -> Result<UnpackStats, UnpackError> {
     if let Some(expected) = expected {
         let actual = Checksum::of_bytes(bytes);
         if actual != *expected {
@@ -298,6 +356,13 @@ pub fn unpack(
         });
     }
     prepare_dest(dest)?;
+    match format {
+        Format::TarGz => unpack_tar_gz(bytes, dest, limits),
+        Format::Zip => super::zip::unpack_zip(bytes, dest, limits),
+    }
+}
+
+fn unpack_tar_gz(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<UnpackStats, UnpackError> {
 
     // Budget for the whole decompressed tar stream: file contents plus
     // generous room for headers, padding and long-name records.
@@ -332,12 +397,7 @@ fn unpack_stream<R: Read>(
     limits: &Limits,
 ) -> Result<UnpackStats, UnpackError> {
     let mut archive = tar::Archive::new(reader);
-    let mut unpacker = Unpacker {
-        dest,
-        limits,
-        seen: HashMap::new(),
-        stats: UnpackStats::default(),
-    };
+    let mut unpacker = Unpacker::new(dest, limits);
     let mut count: u64 = 0;
     for entry in archive.entries().map_err(UnpackError::Corrupt)? {
         let mut entry = entry.map_err(UnpackError::Corrupt)?;
@@ -356,6 +416,17 @@ fn unpack_stream<R: Read>(
 /// caller can `rename` it into place) and unpacks `bytes` into it. On error
 /// the temp dir is removed.
 pub fn unpack_to_new_dir(
+    bytes: &[u8],
+    expected: Option<&Checksum>,
+    parent: &Path,
+    limits: &Limits,
+) -> Result<tempfile::TempDir, UnpackError> {
+    unpack_to_new_dir_as(Format::TarGz, bytes, expected, parent, limits)
+}
+
+/// [`unpack_to_new_dir`] for any [`Format`].
+pub fn unpack_to_new_dir_as(
+    format: Format,
     bytes: &[u8],
     expected: Option<&Checksum>,
     parent: &Path,
@@ -380,6 +451,6 @@ pub fn unpack_to_new_dir(
             }
         })?;
     }
-    unpack(bytes, expected, dir.path(), limits)?;
+    unpack_as(format, bytes, expected, dir.path(), limits)?;
     Ok(dir)
 }
