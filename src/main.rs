@@ -82,6 +82,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
+        Command::Mcp { http } => {
+            let transport = match http {
+                Some(addr) => skillpm::mcp::Transport::Http(addr),
+                None => skillpm::mcp::Transport::Stdio,
+            };
+            skillpm::mcp::run(env, transport)?;
+        }
         Command::Package(p) => return package_command(p, &env, cli.quiet),
     }
     Ok(ExitCode::SUCCESS)
@@ -109,10 +116,24 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             note(quiet, format!("Created {}", ops::init(env)?.display()));
             None
         }
-        PackageCommand::Add { specs, path, flags } => Some(
-            ops::add(env, &specs, path.as_deref(), &flags.options(), &reporter)
-                .map_err(usage_exit)?,
-        ),
+        PackageCommand::Add {
+            specs,
+            path,
+            skills,
+            all,
+            flags,
+        } => {
+            let selection = match (all, skills.is_empty()) {
+                (true, _) => ops::Selection::All,
+                (false, false) => ops::Selection::Named(skills),
+                (false, true) => ops::Selection::One,
+            };
+            let opts = flags.options();
+            Some(
+                ops::add(env, &specs, path.as_deref(), &selection, &opts, &reporter)
+                    .map_err(usage_exit)?,
+            )
+        }
         PackageCommand::Remove { names, flags } => {
             Some(ops::remove(env, &names, &flags.options(), &reporter)?)
         }

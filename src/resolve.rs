@@ -73,6 +73,11 @@ fn still_matches(locked: &LockedSkill, dep: &Dependency, registry_url: Option<&s
                 }
                 && locked.path.as_deref() == path.as_deref()
         }
+        // A well-known skill stays pinned to its locked artifact and digest
+        // until `update` re-reads the index.
+        (Dependency::WellKnown { index }, LockedSource::WellKnown { index: i, .. }) => {
+            index.index_candidates().contains(i)
+        }
         // A path dependency is always packed again: the directory may have
         // changed since it was locked.
         _ => false,

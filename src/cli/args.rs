@@ -58,6 +58,13 @@ pub enum Command {
         #[arg(long)]
         hidden: bool,
     },
+    /// Serve the eligible skills to agents over MCP (stdio by default), with the
+    /// Skills extension, plain skill:// resources and list/search/load tools.
+    Mcp {
+        /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+    },
     #[command(flatten)]
     Package(PackageCommand),
 }
@@ -68,12 +75,20 @@ pub enum PackageCommand {
     Init,
     /// Add skills to skills.toml, resolve, install, and write the lock.
     Add {
-        /// `name[@req]`, `git+URL[@ref]` or `./path`.
+        /// `name[@req]`, `git+URL[@ref]`, `owner/repo[/path][@ref]`,
+        /// `https://site` (its Agent Skills index) or `./path`.
         #[arg(required = true)]
         specs: Vec<String>,
         /// Subdirectory of a git repository holding the skill.
         #[arg(long)]
         path: Option<String>,
+        /// From a repository or index holding several skills, add these
+        /// (by name or command).
+        #[arg(long = "skill", value_name = "NAME", num_args = 1.., conflicts_with = "all")]
+        skills: Vec<String>,
+        /// From a repository or index holding several skills, add all.
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         flags: InstallFlags,
     },

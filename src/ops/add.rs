@@ -1,5 +1,10 @@
 //! `skillpm add SPEC...`: edit the manifest, resolve the new entries,
 //! install. The manifest is only written once everything installed.
+//!
+//! A git repository (without `--path`) or a well-known index may hold
+//! many skills: with one, it is taken; with several, `add` lists them and
+//! asks for `--skill NAME...` or `--all`. Each chosen skill becomes its
+//! own manifest entry; skills of one repository share its one fetch.
 
 use super::sync::Run;
 use super::{Options, Summary};
@@ -11,7 +16,8 @@ use crate::project::spec::{self, Spec};
 use crate::project::{Project, ProjectError};
 use crate::report::Reporter;
 use crate::resolve::Refresh;
-use crate::source::Request;
+use crate::source::git::FoundSkill;
+use crate::source::{Request, SourceError};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use semver::VersionReq;
 use skillpm_core::name::SkillName;
@@ -21,10 +27,24 @@ use std::path::{Component, Path, PathBuf};
 /// How many specs resolve at once while `add` learns their names.
 const NAME_CONCURRENCY: usize = 16;
 
+/// Which skills of a multi-skill source to add.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Selection {
+    /// The only skill, or the repository root; several is an error that
+    /// lists them.
+    #[default]
+    One,
+    /// These, by name, command or directory (`--skill`).
+    Named(Vec<String>),
+    /// Every skill found (`--all`).
+    All,
+}
+
 pub fn add(
     env: &Environment,
     specs: &[String],
     subpath: Option<&str>,
+    selection: &Selection,
     opts: &Options,
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
@@ -44,10 +64,20 @@ pub fn add(
         r => r?,
     };
     let mut editor = ManifestEditor::parse(&text, &project.manifest_path)?;
-    let deps: Vec<(Option<SkillName>, Dependency)> = parsed
-        .into_iter()
-        .map(|spec| dependency(env, &project, spec, subpath))
-        .collect();
+    let github_base = match text.is_empty() {
+        true => None,
+        false => Manifest::parse(&text, &project.manifest_path)?.github_base,
+    };
+    let github_base = github_base.as_deref().unwrap_or(spec::DEFAULT_GITHUB_BASE);
+    let mut deps: Vec<(Option<SkillName>, Dependency)> = Vec::new();
+    for spec in parsed {
+        let (spec, sub) = expand_shorthand(spec, github_base, subpath)?;
+        let sub = sub.as_deref();
+        match run.rt.block_on(choose(&run, &spec, sub, selection))? {
+            Some(chosen) => deps.extend(chosen),
+            None => deps.push(dependency(env, &project, spec, sub)),
+        }
+    }
     let names = run.rt.block_on(names_of(&run, &deps, reporter))?;
     for (name, (_, dep)) in names.iter().zip(&deps) {
         editor.set_dependency(name, dep);
@@ -110,7 +140,242 @@ fn dependency(
                 path: relative_to_project(env, project, &path),
             },
         ),
+        // Expanded and listed before this point; kept total for safety.
+        Spec::WellKnown { url } => (None, Dependency::WellKnown { index: url }),
+        Spec::GitHub { .. } => unreachable!("shorthands are expanded first"),
     }
+}
+
+/// `owner/repo[/path][@ref]` as the git spec it stands for, and the
+/// subdirectory to use: the shorthand's own path, or `--path`.
+fn expand_shorthand(
+    spec: Spec,
+    base: &str,
+    subpath: Option<&str>,
+) -> Result<(Spec, Option<String>)> {
+    let Spec::GitHub {
+        shorthand,
+        reference,
+    } = spec
+    else {
+        return Ok((spec, subpath.map(str::to_string)));
+    };
+    let url = shorthand.url(base)?;
+    if let (Some(_), Some(p)) = (&shorthand.path, subpath) {
+        return Err(spec::SpecError::BadSubpath {
+            path: p.to_string(),
+            reason: "the shorthand already names a path; give only one",
+        }
+        .into());
+    }
+    let sub = shorthand.path.or_else(|| subpath.map(str::to_string));
+    Ok((Spec::Git { url, reference }, sub))
+}
+
+/// For a source that may hold many skills (a git repository without a
+/// path, a well-known index), the chosen skills as manifest entries;
+/// `None` when the spec names exactly one package the usual way.
+async fn choose(
+    run: &Run<'_>,
+    spec: &Spec,
+    subpath: Option<&str>,
+    selection: &Selection,
+) -> Result<Option<Vec<(Option<SkillName>, Dependency)>>> {
+    match spec {
+        Spec::Git { url, reference } if subpath.is_none() => {
+            let (commit, found) = run.sources.git.discover(url, reference.as_ref()).await?;
+            let origin = format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]);
+            if found.is_empty() {
+                return Err(SourceError::BadSkill {
+                    dir: origin,
+                    message: "no SKILL.md anywhere in the repository".into(),
+                }
+                .into());
+            }
+            if found.iter().any(|f| f.dir.is_none()) && *selection == Selection::One {
+                return Ok(None);
+            }
+            let rows: Vec<Row> = found.iter().map(Row::from).collect();
+            let picked = pick(&origin, &rows, selection)?;
+            picked
+                .into_iter()
+                .map(|i| {
+                    let f: &FoundSkill = &found[i];
+                    let name = SkillName::new(&f.name).map_err(|source| Error::BadName {
+                        name: f.name.clone(),
+                        source,
+                    })?;
+                    Ok((
+                        Some(name),
+                        Dependency::Git {
+                            url: url.clone(),
+                            reference: reference.clone(),
+                            path: f.dir.clone(),
+                        },
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some)
+        }
+        Spec::WellKnown { url } => {
+            let index = run.sources.wellknown.discover(url).await?;
+            let origin = index.url.to_string();
+            if index.skills.is_empty() {
+                return Err(SourceError::WellKnown(format!(
+                    "{} lists no usable skill{}",
+                    skillpm_core::text::sanitize(&origin),
+                    skipped_note(&index.skipped)
+                ))
+                .into());
+            }
+            let rows: Vec<Row> = index
+                .skills
+                .iter()
+                .map(|l| Row {
+                    command: l.name.to_string(),
+                    name: l.name.to_string(),
+                    dir: String::new(),
+                    description: l.description.clone(),
+                })
+                .collect();
+            let picked = pick(&origin, &rows, selection)?;
+            Ok(Some(
+                picked
+                    .into_iter()
+                    .map(|i| {
+                        (
+                            Some(index.skills[i].name.clone()),
+                            Dependency::WellKnown {
+                                index: index.url.clone(),
+                            },
+                        )
+                    })
+                    .collect(),
+            ))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn skipped_note(skipped: &[String]) -> String {
+    match skipped.first() {
+        Some(first) => format!(
+            " ({} entries skipped; first: {})",
+            skipped.len(),
+            skillpm_core::text::sanitize(first)
+        ),
+        None => String::new(),
+    }
+}
+
+/// A skill as `add` shows it when asking which to take.
+struct Row {
+    command: String,
+    name: String,
+    dir: String,
+    description: String,
+}
+
+impl From<&FoundSkill> for Row {
+    fn from(f: &FoundSkill) -> Self {
+        Row {
+            command: f.command.clone(),
+            name: f.name.clone(),
+            dir: f.dir.clone().unwrap_or_default(),
+            description: f.description.clone(),
+        }
+    }
+}
+
+/// Indexes of the rows `selection` picks; asks (an error listing every
+/// row) when it is ambiguous, and names what `--skill` did not find.
+fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>> {
+    let ask = || -> Error {
+        SourceError::ChooseSkills {
+            origin: skillpm_core::text::sanitize(origin).into_owned(),
+            count: rows.len(),
+            listing: listing(rows),
+        }
+        .into()
+    };
+    let picked: Vec<usize> = match selection {
+        Selection::One if rows.len() == 1 => vec![0],
+        Selection::One => return Err(ask()),
+        Selection::All => (0..rows.len()).collect(),
+        Selection::Named(names) => {
+            let mut out = Vec::new();
+            for n in names {
+                let hit = rows
+                    .iter()
+                    .position(|r| r.name == *n)
+                    .or_else(|| rows.iter().position(|r| r.command == *n || r.dir == *n));
+                match hit {
+                    Some(i) if !out.contains(&i) => out.push(i),
+                    Some(_) => {}
+                    None => {
+                        return Err(SourceError::ChooseSkills {
+                            origin: format!(
+                                "{} has no skill `{}`; it",
+                                skillpm_core::text::sanitize(origin),
+                                skillpm_core::text::sanitize(n)
+                            ),
+                            count: rows.len(),
+                            listing: listing(rows),
+                        }
+                        .into())
+                    }
+                }
+            }
+            out
+        }
+    };
+    // Manifest keys are names: two picked skills may not share one.
+    for (a, &i) in picked.iter().enumerate() {
+        if let Some(&j) = picked[a + 1..].iter().find(|&&j| rows[j].name == rows[i].name) {
+            return Err(SourceError::WellKnown(format!(
+                "{}: `{}` and `{}` are both named `{}`; add one of them with --path",
+                skillpm_core::text::sanitize(origin),
+                skillpm_core::text::sanitize(&rows[i].dir),
+                skillpm_core::text::sanitize(&rows[j].dir),
+                skillpm_core::text::sanitize(&rows[i].name)
+            ))
+            .into());
+        }
+    }
+    Ok(picked)
+}
+
+/// `  command  name  description`, aligned, sanitized, one per line.
+fn listing(rows: &[Row]) -> String {
+    let clean = |s: &str, max: usize| -> String {
+        let one: String = skillpm_core::text::sanitize(s)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if one.chars().count() > max {
+            let cut: String = one.chars().take(max.saturating_sub(1)).collect();
+            format!("{cut}…")
+        } else {
+            one
+        }
+    };
+    let cells: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                clean(&r.command, 60),
+                clean(&r.name, 64),
+                clean(&r.description, 80),
+            )
+        })
+        .collect();
+    let w1 = cells.iter().map(|c| c.0.chars().count()).max().unwrap_or(0);
+    let w2 = cells.iter().map(|c| c.1.chars().count()).max().unwrap_or(0);
+    cells
+        .iter()
+        .map(|(c, n, d)| format!("  {c:<w1$}  {n:<w2$}  {d}").trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Each dependency's package name. A registry spec names itself; git and

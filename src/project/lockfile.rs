@@ -9,7 +9,7 @@
 //! rejects any URL that carries a secret.
 
 use crate::project::manifest::syntax_error;
-use crate::project::spec::{self, show, GitUrl, SpecError};
+use crate::project::spec::{self, show, GitUrl, SpecError, WellKnownUrl};
 use skillpm_core::checksum::{Checksum, ChecksumError};
 use skillpm_core::name::{NameError, SkillName};
 use skillpm_core::text::LineIndex;
@@ -57,12 +57,22 @@ pub enum LockedSource {
     Path {
         path: String,
     },
+    /// A skill of an Agent Skills discovery index: the index it was listed
+    /// in, the artifact fetched (a `SKILL.md`, a `.tar.gz` or a `.zip`, or
+    /// for a legacy `files` index the skill's directory) and the artifact's
+    /// digest, which a later fetch must reproduce. Written as
+    /// `source = "wellknown+INDEX"` plus `artifact` and `digest` keys.
+    WellKnown {
+        index: WellKnownUrl,
+        artifact: WellKnownUrl,
+        digest: Checksum,
+    },
 }
 
 /// Why a `source = "..."` string is rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SourceParseError {
-    #[error("unknown source `{}`; expected `registry+URL`, `git+URL#COMMIT` or `path+PATH`", show(.0))]
+    #[error("unknown source `{}`; expected `registry+URL`, `git+URL#COMMIT`, `path+PATH` or `wellknown+URL`", show(.0))]
     UnknownKind(String),
     #[error("{0}")]
     Registry(#[source] SpecError),
@@ -76,6 +86,8 @@ pub enum SourceParseError {
     BadCommit(String),
     #[error("path source is empty or contains control characters")]
     BadPath,
+    #[error("{0}")]
+    WellKnown(#[source] SpecError),
 }
 
 /// A lockfile problem, located at a line of a file.
@@ -128,6 +140,8 @@ pub enum LockfileErrorKind {
     },
     #[error("skill `{0}` has `path` but is not a git source; remove the `path` line")]
     PathWithoutGit(String),
+    #[error("skill `{name}` has `{key}`, which only well-known sources have; regenerate the lockfile with `skillpm install`")]
+    WellKnownKeyElsewhere { name: String, key: &'static str },
     #[error(
         "skill `{0}` is listed more than once; regenerate the lockfile with `skillpm install`"
     )]
@@ -158,6 +172,7 @@ impl LockedSkill {
                 format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())])
             }
             LockedSource::Path { path } => path.clone(),
+            LockedSource::WellKnown { artifact, .. } => artifact.to_string(),
         }
     }
 }
@@ -205,6 +220,7 @@ impl fmt::Display for LockedSource {
             LockedSource::Registry { url } => write!(f, "registry+{url}"),
             LockedSource::Git { url, commit } => write!(f, "git+{}#{commit}", url.redacted()),
             LockedSource::Path { path } => write!(f, "path+{path}"),
+            LockedSource::WellKnown { index, .. } => write!(f, "wellknown+{index}"),
         }
     }
 }
@@ -257,7 +273,9 @@ fn string_field<'t>(
     Ok((s, k, v))
 }
 
-const SKILL_KEYS: [&str; 5] = ["name", "version", "source", "path", "checksum"];
+const SKILL_KEYS: [&str; 7] = [
+    "name", "version", "source", "path", "artifact", "digest", "checksum",
+];
 
 fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), LockfileError> {
     for (key, _) in table.iter() {
@@ -296,7 +314,7 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
         )
     })?;
     let (src_s, k, v) = string_field(cx, table, "source")?;
-    let source = LockedSource::parse(src_s).map_err(|source| {
+    let bad_source = |k, v, source| {
         cx.at(
             k,
             v,
@@ -305,7 +323,40 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
                 source,
             },
         )
-    })?;
+    };
+    let source = match src_s.strip_prefix("wellknown+") {
+        Some(index) => {
+            let index = WellKnownUrl::parse(index)
+                .map_err(|e| bad_source(k, v, SourceParseError::WellKnown(e)))?;
+            let (art_s, ak, av) = string_field(cx, table, "artifact")?;
+            let artifact = WellKnownUrl::parse(art_s)
+                .map_err(|e| bad_source(ak, av, SourceParseError::WellKnown(e)))?;
+            let (dig_s, dk, dv) = string_field(cx, table, "digest")?;
+            let digest = Checksum::parse(dig_s)
+                .map_err(|e| cx.at(dk, dv, LockfileErrorKind::BadChecksum(e)))?;
+            LockedSource::WellKnown {
+                index,
+                artifact,
+                digest,
+            }
+        }
+        None => {
+            let source = LockedSource::parse(src_s).map_err(|e| bad_source(k, v, e))?;
+            for key in ["artifact", "digest"] {
+                if let Some((k2, v2)) = table.get_key_value(key) {
+                    return Err(cx.at(
+                        k2,
+                        v2,
+                        LockfileErrorKind::WellKnownKeyElsewhere {
+                            name: name.to_string(),
+                            key,
+                        },
+                    ));
+                }
+            }
+            source
+        }
+    };
     let (sum_s, k, v) = string_field(cx, table, "checksum")?;
     let checksum =
         Checksum::parse(sum_s).map_err(|e| cx.at(k, v, LockfileErrorKind::BadChecksum(e)))?;
@@ -432,6 +483,13 @@ impl Lockfile {
             push_kv(&mut out, "source", &s.source.to_string());
             if let Some(p) = &s.path {
                 push_kv(&mut out, "path", p);
+            }
+            if let LockedSource::WellKnown {
+                artifact, digest, ..
+            } = &s.source
+            {
+                push_kv(&mut out, "artifact", artifact.as_str());
+                push_kv(&mut out, "digest", &digest.to_string());
             }
             push_kv(&mut out, "checksum", &s.checksum.to_string());
         }

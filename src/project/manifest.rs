@@ -10,7 +10,7 @@
 //! `skillpm add/remove` must keep the user's comments and layout, which only
 //! a `toml_edit` document can do.
 
-use crate::project::spec::{self, GitRef, GitUrl, SpecError};
+use crate::project::spec::{self, GitRef, GitUrl, SpecError, WellKnownUrl};
 use semver::VersionReq;
 use skillpm_core::name::{NameError, SkillName};
 use skillpm_core::text::line_of;
@@ -28,6 +28,12 @@ pub struct Manifest {
     pub registries: BTreeMap<String, String>,
     /// `[install] targets`; `None` means "use the built-in default".
     pub install_targets: Option<Vec<String>>,
+    /// `[install] link = "copy"`: roots after the first hold copies
+    /// instead of relative symlinks to the first.
+    pub install_copy: bool,
+    /// `[sources] github`: the base the `owner/repo` shorthand expands
+    /// against; `None` means [`spec::DEFAULT_GITHUB_BASE`].
+    pub github_base: Option<String>,
 }
 
 /// One entry of `[skills]`.
@@ -45,6 +51,11 @@ pub enum Dependency {
     },
     Path {
         path: String,
+    },
+    /// One skill of an Agent Skills discovery index; the manifest key is
+    /// the skill's `name` in the index.
+    WellKnown {
+        index: WellKnownUrl,
     },
 }
 
@@ -77,7 +88,7 @@ pub enum ManifestErrorKind {
         #[source]
         source: SpecError,
     },
-    #[error("skill `{name}`: unknown key `{key}`; expected version, registry, git, tag, branch, rev, ref or path")]
+    #[error("skill `{name}`: unknown key `{key}`; expected version, registry, git, tag, branch, rev, ref, path or wellknown")]
     UnknownKey { name: String, key: String },
     #[error("skill `{name}`: `{a}` and `{b}` cannot be used together; keep one")]
     Conflict {
@@ -99,6 +110,8 @@ pub enum ManifestErrorKind {
         #[source]
         source: SpecError,
     },
+    #[error("[sources] github: {0}; give a base URL like \"https://github.com\"")]
+    BadGitHubBase(#[source] SpecError),
 }
 
 /// The registry that needs no `[registries]` entry: its URL comes from the
@@ -231,12 +244,28 @@ impl Manifest {
             }
         }
 
+        if let Some((key, item)) = root.get_key_value("sources") {
+            let table = item
+                .as_table_like()
+                .ok_or_else(|| cx.at(key, item, wrong_type("sources".into(), "a table")))?;
+            if let Some((k, v)) = table.get_key_value("github") {
+                let base = v
+                    .as_str()
+                    .ok_or_else(|| cx.at(k, v, wrong_type("sources.github".into(), "a URL string")))?;
+                // The base is only usable if a repository under it is a
+                // valid git URL.
+                spec::GitHubShorthand::check_base(base)
+                    .map_err(|e| cx.at(k, v, ManifestErrorKind::BadGitHubBase(e)))?;
+                m.github_base = Some(base.to_string());
+            }
+        }
+
         if let Some((key, item)) = root.get_key_value("install") {
             let table = item
                 .as_table_like()
                 .ok_or_else(|| cx.at(key, item, wrong_type("install".into(), "a table")))?;
             if let Some((k, v)) = table.get_key_value("targets") {
-                let expected = "an array of directory strings";
+                let expected = "an array of agent names or directory strings";
                 let arr = v
                     .as_array()
                     .ok_or_else(|| cx.at(k, v, wrong_type("install.targets".into(), expected)))?;
@@ -256,6 +285,19 @@ impl Manifest {
                 }
                 m.install_targets = Some(targets);
             }
+            if let Some((k, v)) = table.get_key_value("link") {
+                m.install_copy = match v.as_str() {
+                    Some("symlink") => false,
+                    Some("copy") => true,
+                    _ => {
+                        return Err(cx.at(
+                            k,
+                            v,
+                            wrong_type("install.link".into(), "\"symlink\" or \"copy\""),
+                        ))
+                    }
+                };
+            }
         }
         Ok(m)
     }
@@ -268,6 +310,7 @@ struct DepKeys {
     registry: Option<String>,
     git: Option<String>,
     path: Option<String>,
+    wellknown: Option<String>,
     reference: Option<GitRef>,
     ref_key: Option<&'static str>,
 }
@@ -311,6 +354,7 @@ fn parse_dependency(
             "registry" => "registry",
             "git" => "git",
             "path" => "path",
+            "wellknown" => "wellknown",
             "tag" => "tag",
             "branch" => "branch",
             "rev" => "rev",
@@ -331,6 +375,7 @@ fn parse_dependency(
             "registry" => &mut d.registry,
             "git" => &mut d.git,
             "path" => &mut d.path,
+            "wellknown" => &mut d.wellknown,
             _ => {
                 if let Some(prev) = d.ref_key {
                     return Err(here(ManifestErrorKind::Conflict {
@@ -358,6 +403,9 @@ fn parse_dependency(
             "git" => {
                 GitUrl::parse(&value).map_err(|e| here(bad_spec(e)))?;
             }
+            "wellknown" => {
+                WellKnownUrl::parse(&value).map_err(|e| here(bad_spec(e)))?;
+            }
             _ => {}
         }
         *slot = Some(value);
@@ -371,6 +419,23 @@ fn parse_dependency(
             b,
         })
     };
+    if let Some(index) = d.wellknown {
+        for (set, other) in [
+            (d.git.is_some(), "git"),
+            (d.version.is_some(), "version"),
+            (d.registry.is_some(), "registry"),
+            (d.path.is_some(), "path"),
+        ] {
+            if set {
+                return Err(conflict("wellknown", other));
+            }
+        }
+        if let Some(r) = d.ref_key {
+            return Err(conflict("wellknown", r));
+        }
+        let index = WellKnownUrl::parse(&index).map_err(|e| at(bad_spec(e)))?;
+        return Ok(Dependency::WellKnown { index });
+    }
     if let Some(git) = d.git {
         if d.version.is_some() {
             return Err(conflict("git", "version"));
@@ -518,6 +583,9 @@ fn dependency_value(dep: &Dependency) -> Value {
         Dependency::Path { path } => {
             t.insert("path", Value::from(path.as_str()));
         }
+        Dependency::WellKnown { index } => {
+            t.insert("wellknown", Value::from(index.as_str()));
+        }
     }
     t.fmt();
     Value::InlineTable(t)
@@ -538,9 +606,15 @@ pub fn init_template() -> &'static str {
 # house-style = { git = "https://github.com/acme/skills.git", tag = "v1.4.0", path = "house-style" }
 # From a local directory:
 # local-thing = { path = "./vendor/local-thing" }
+# From a site's Agent Skills discovery index (`skillpm add https://site`):
+# docs-helper = { wellknown = "https://docs.example.com/.well-known/agent-skills/index.json" }
 
 # [registries]
 # acme = "https://skills.acme.internal"
+
+# [sources]
+# Base of the `owner/repo` shorthand (GitHub Enterprise, a mirror):
+# github = "https://github.com"
 
 # [install]
 # Directories skills are installed into:

@@ -28,6 +28,19 @@
 //!             and the last ":" of the URL, so a REF cannot contain "/".
 //!
 //! path      = ("./" | "../" | "/") ANY  |  "."  |  ".."
+//!
+//! wellknown = [ "wellknown+" ] ( "https://" | "http://" LOOPBACK ) HOST [PATH]
+//!             a site publishing an Agent Skills discovery index; without
+//!             the prefix, any https:// URL not ending in `.git`. A PATH
+//!             ending in `/index.json` names the index itself; otherwise
+//!             `PATH/.well-known/agent-skills/index.json` is tried, then
+//!             the legacy `PATH/.well-known/skills/index.json`.
+//!
+//! github    = OWNER "/" REPO [ "/" SUBPATH ] [ "@" REF ]
+//!             shorthand for `git+<base>/OWNER/REPO.git`, where base is
+//!             `[sources] github` in skills.toml (default
+//!             `https://github.com`). A registry name never contains `/`
+//!             and a path starts with `.` or `/`, so the three never meet.
 //! ```
 //!
 //! Every spec may only use the characters `A-Z a-z 0-9 - _ . / : @ + = ~ ^`
@@ -74,6 +87,10 @@ pub enum SpecError {
     BadSubpath { path: String, reason: &'static str },
     #[error("invalid registry URL `{url}`: {reason}")]
     BadRegistryUrl { url: String, reason: String },
+    #[error("invalid well-known URL `{url}`: {reason}")]
+    BadWellKnownUrl { url: String, reason: String },
+    #[error("invalid GitHub shorthand `{}`: {reason}; write `owner/repo[/path][@ref]`", show(.input))]
+    BadShorthand { input: String, reason: &'static str },
 }
 
 /// A parsed install spec.
@@ -93,6 +110,159 @@ pub enum Spec {
     Path {
         path: String,
     },
+    /// A site publishing an Agent Skills discovery index.
+    WellKnown {
+        url: WellKnownUrl,
+    },
+    /// `owner/repo[/path][@ref]`, expanded against a configurable base.
+    GitHub {
+        shorthand: GitHubShorthand,
+        reference: Option<GitRef>,
+    },
+}
+
+/// An `http(s)` URL a well-known source may fetch: https anywhere, plain
+/// http only to a loopback address (local servers and tests), never
+/// credentials. Holds a parsed [`url::Url`], so joining relative URLs
+/// follows RFC 3986.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WellKnownUrl(url::Url);
+
+impl WellKnownUrl {
+    pub fn parse(s: &str) -> Result<WellKnownUrl, SpecError> {
+        let url = url::Url::parse(s).map_err(|e| SpecError::BadWellKnownUrl {
+            url: show(s),
+            reason: e.to_string(),
+        })?;
+        WellKnownUrl::from_url(url)
+    }
+
+    /// Checks an already parsed URL (an artifact URL resolved against an
+    /// index) against the same rules.
+    pub fn from_url(url: url::Url) -> Result<WellKnownUrl, SpecError> {
+        let bad = |reason: &str| SpecError::BadWellKnownUrl {
+            url: show(url.as_str()),
+            reason: reason.to_string(),
+        };
+        let loopback = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => return Err(bad("it has no host")),
+        };
+        match url.scheme() {
+            "https" => {}
+            "http" if loopback => {}
+            "http" => return Err(bad("plain http:// is only allowed to a loopback address; use https://")),
+            _ => return Err(bad("only https:// is supported")),
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad("it contains credentials"));
+        }
+        Ok(WellKnownUrl(url))
+    }
+
+    pub fn as_url(&self) -> &url::Url {
+        &self.0
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The index URLs to try for this site, best first: the URL itself
+    /// when it names an `index.json`, else the RFC v0.2.0 location and
+    /// then the legacy v0.1.0 one, both under the URL's path.
+    pub fn index_candidates(&self) -> Vec<WellKnownUrl> {
+        if self.0.path().ends_with("/index.json") {
+            return vec![self.clone()];
+        }
+        let mut base = self.0.clone();
+        base.set_query(None);
+        base.set_fragment(None);
+        if !base.path().ends_with('/') {
+            let p = format!("{}/", base.path());
+            base.set_path(&p);
+        }
+        [".well-known/agent-skills/index.json", ".well-known/skills/index.json"]
+            .iter()
+            .filter_map(|rel| base.join(rel).ok())
+            .map(WellKnownUrl)
+            .collect()
+    }
+}
+
+impl fmt::Display for WellKnownUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.as_str())
+    }
+}
+
+/// `owner/repo[/path]` as typed: each part checked, nothing expanded yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitHubShorthand {
+    pub owner: String,
+    pub repo: String,
+    pub path: Option<String>,
+}
+
+/// The default base of the `owner/repo` shorthand.
+pub const DEFAULT_GITHUB_BASE: &str = "https://github.com";
+
+impl GitHubShorthand {
+    fn parse(s: &str) -> Result<GitHubShorthand, SpecError> {
+        let bad = |reason| SpecError::BadShorthand {
+            input: s.to_string(),
+            reason,
+        };
+        let mut parts = s.splitn(3, '/');
+        let owner = parts.next().unwrap_or("");
+        let repo = parts.next().unwrap_or("");
+        let path = parts.next().map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty());
+        let part_ok = |p: &str| {
+            !p.is_empty()
+                && p.len() <= 100
+                && !p.starts_with(['-', '.'])
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        };
+        if !part_ok(owner) {
+            return Err(bad("the owner must be letters, digits, '-', '_' or '.', not starting with '-' or '.'"));
+        }
+        let repo = repo.strip_suffix(".git").unwrap_or(repo);
+        if !part_ok(repo) {
+            return Err(bad("the repository must be letters, digits, '-', '_' or '.', not starting with '-' or '.'"));
+        }
+        if let Some(p) = path {
+            check_subpath(p)?;
+        }
+        Ok(GitHubShorthand {
+            owner: owner.to_string(),
+            repo: repo.to_string(),
+            path: path.map(str::to_string),
+        })
+    }
+
+    /// Checks a `[sources] github` base by expanding a sample repository.
+    pub fn check_base(base: &str) -> Result<(), SpecError> {
+        GitHubShorthand {
+            owner: "o".into(),
+            repo: "r".into(),
+            path: None,
+        }
+        .url(base)
+        .map(drop)
+    }
+
+    /// The full git URL under `base` (`https://github.com`, a GitHub
+    /// Enterprise host, a mirror, or a `file://` directory in tests).
+    pub fn url(&self, base: &str) -> Result<GitUrl, SpecError> {
+        GitUrl::parse(&format!(
+            "{}/{}/{}.git",
+            base.trim_end_matches('/'),
+            self.owner,
+            self.repo
+        ))
+    }
 }
 
 /// A git revision selector.
@@ -303,9 +473,34 @@ impl Spec {
                 path: s.to_string(),
             });
         }
+        if let Some(rest) = s.strip_prefix("wellknown+") {
+            return Ok(Spec::WellKnown {
+                url: WellKnownUrl::parse(rest)?,
+            });
+        }
+        let is_web = s.starts_with("https://") || s.starts_with("http://");
+        if is_web && !s.trim_end_matches('/').ends_with(".git") {
+            return Ok(Spec::WellKnown {
+                url: WellKnownUrl::parse(s)?,
+            });
+        }
         if s.contains("://") || s.contains("::") || looks_scp(s) {
             return Err(SpecError::MissingGitPrefix {
                 input: mask_userinfo(s),
+            });
+        }
+        if s.contains('/') {
+            let (body, reference) = split_ref(s);
+            let reference = match reference {
+                Some(r) => {
+                    check_ref(r)?;
+                    Some(GitRef::Unspecified(r.to_string()))
+                }
+                None => None,
+            };
+            return Ok(Spec::GitHub {
+                shorthand: GitHubShorthand::parse(body)?,
+                reference,
             });
         }
         let (name, req) = match s.split_once('@') {
@@ -337,6 +532,20 @@ impl fmt::Display for Spec {
                 Ok(())
             }
             Spec::Path { path } => f.write_str(path),
+            Spec::WellKnown { url } => write!(f, "wellknown+{url}"),
+            Spec::GitHub {
+                shorthand,
+                reference,
+            } => {
+                write!(f, "{}/{}", shorthand.owner, shorthand.repo)?;
+                if let Some(p) = &shorthand.path {
+                    write!(f, "/{p}")?;
+                }
+                if let Some(r) = reference {
+                    write!(f, "@{}", r.as_str())?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -179,6 +179,96 @@ fn pack_commit(
     })
 }
 
+/// A skill found in a repository by [`GitSource::discover`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundSkill {
+    /// Its directory in the repository; `None` for the repository root.
+    pub dir: Option<String>,
+    /// Its path below the discovery root it sits in (`pdf`,
+    /// `document-skills/pdf`), as `status` would show it.
+    pub command: String,
+    /// The package name: frontmatter `name`, else the directory name.
+    pub name: String,
+    pub description: String,
+}
+
+/// Directories that hold skills in the layouts agents read, longest
+/// first: a skill's command is its path below the first that matches.
+const SKILL_ROOTS: [&str; 4] = [".claude/skills/", ".agents/skills/", ".github/skills/", "skills/"];
+
+/// A listing of a whole repository may be larger than one skill's tree.
+fn listing_limits() -> Limits {
+    Limits {
+        max_entries: 200_000,
+        max_path_len: 4096,
+        ..Limits::default()
+    }
+}
+
+/// The command a skill at `dir` gets: its path below the discovery root
+/// it sits in, with a leading dot-directory (openai's `.curated/`,
+/// `.system/`) dropped as well.
+fn command_of(dir: &str) -> String {
+    let mut rest = dir;
+    for root in SKILL_ROOTS {
+        if let Some(r) = dir.strip_prefix(root) {
+            rest = r;
+            break;
+        }
+    }
+    match rest.split_once('/') {
+        Some((first, tail)) if first.starts_with('.') && !tail.is_empty() => tail.to_string(),
+        _ => rest.to_string(),
+    }
+}
+
+/// Turns the `SKILL.md` files of a tree into the skills a user can pick:
+/// the root alone if it is a skill; otherwise every directory holding a
+/// `SKILL.md` that is not inside another such directory (a nested skill
+/// ships with its parent).
+fn found_skills(files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
+    if files.iter().any(|(d, _)| d.is_empty()) {
+        return files
+            .into_iter()
+            .filter(|(d, _)| d.is_empty())
+            .map(|(_, body)| found(None, &body))
+            .collect();
+    }
+    let mut tops: Vec<&(String, Vec<u8>)> = Vec::new();
+    // Sorted by path, so a parent comes before everything below it.
+    for f in &files {
+        if !tops.iter().any(|t| f.0.starts_with(&format!("{}/", t.0))) {
+            tops.push(f);
+        }
+    }
+    let mut out: Vec<FoundSkill> = tops
+        .into_iter()
+        .map(|(d, body)| found(Some(d.clone()), body))
+        .collect();
+    out.sort_by(|a, b| a.command.cmp(&b.command).then(a.dir.cmp(&b.dir)));
+    out
+}
+
+fn found(dir: Option<String>, body: &[u8]) -> FoundSkill {
+    let doc = skillpm_core::skill::parse(body).ok();
+    let base = dir
+        .as_deref()
+        .map(|d| d.rsplit('/').next().unwrap_or(d).to_string())
+        .unwrap_or_default();
+    FoundSkill {
+        command: dir.as_deref().map(command_of).unwrap_or_default(),
+        name: doc
+            .as_ref()
+            .and_then(|d| d.name().map(str::to_string))
+            .unwrap_or(base),
+        description: doc
+            .as_ref()
+            .map(|d| d.description().to_string())
+            .unwrap_or_default(),
+        dir,
+    }
+}
+
 /// Git dependencies, fetched through one bare clone per URL in the cache.
 /// git runs on the blocking pool, at most [`GIT_CONCURRENCY`] at once, and
 /// each URL is fetched at most once per run, so `add` of many skills from
@@ -241,6 +331,35 @@ impl GitSource {
         );
         self.blocking(move |cache| pack_commit(cache, &url, &commit, sub.as_deref(), &limits))
             .await
+    }
+}
+
+impl GitSource {
+    /// Every skill in `url` at `reference` (default: the remote HEAD), for
+    /// `add` without `--path`. Uses the run's one fetch of `url`.
+    pub async fn discover(
+        &self,
+        url: &GitUrl,
+        reference: Option<&GitRef>,
+    ) -> Result<(String, Vec<FoundSkill>), SourceError> {
+        if self.offline {
+            return Err(SourceError::Offline(format!("listing {}", url.redacted())));
+        }
+        let repo = self.repo(url).await?;
+        let (u, r) = (url.clone(), reference.cloned());
+        self.blocking(move |_| {
+            let commit = resolve_ref(&repo, &u, r.as_ref())?;
+            let files = export::skill_files(
+                || git_cmd(Some(&u)),
+                &repo,
+                &u,
+                &commit,
+                &listing_limits(),
+                skillpm_core::skill::MAX_SKILL_MD_BYTES,
+            )?;
+            Ok((commit, found_skills(files)))
+        })
+        .await
     }
 }
 
@@ -318,5 +437,35 @@ impl Source for GitSource {
             self.repo(url).await?;
         }
         Ok(self.pack(url, commit, locked.path.as_deref()).await?.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_drop_discovery_roots_and_dot_dirs() {
+        assert_eq!(command_of("skills/pdf"), "pdf");
+        assert_eq!(command_of(".claude/skills/a/b"), "a/b");
+        assert_eq!(command_of("skills/.curated/gh-fix-ci"), "gh-fix-ci");
+        assert_eq!(command_of(".curated/x"), "x");
+        assert_eq!(command_of("document-skills/pdf"), "document-skills/pdf");
+    }
+
+    #[test]
+    fn nested_skills_ship_with_their_parent() {
+        let md = |n: &str| format!("---\nname: {n}\ndescription: d {n}\n---\n").into_bytes();
+        let files = vec![
+            ("skills/a".to_string(), md("a")),
+            ("skills/a/sub".to_string(), md("sub")),
+            ("skills/b".to_string(), md("bee")),
+        ];
+        let found = found_skills(files);
+        let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["a", "bee"]);
+        let root = found_skills(vec![(String::new(), md("r")), ("x".into(), md("x"))]);
+        assert_eq!(root.len(), 1);
+        assert_eq!(root[0].dir, None);
     }
 }

@@ -11,9 +11,10 @@ pub mod git;
 pub mod path;
 pub mod registry;
 mod verify;
+pub mod wellknown;
 
 pub use skillpm_core::checksum::Verified;
-pub use verify::{check_identity, identify, verify};
+pub use verify::{check_identity, identify, identify_named, verify};
 
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};
@@ -62,13 +63,15 @@ pub struct Sources {
     pub registry: registry::RegistrySource,
     pub git: git::GitSource,
     pub path: path::PathSource,
+    pub wellknown: wellknown::WellKnownSource,
 }
 
 impl Sources {
     pub fn new(cache: Cache, project_dir: PathBuf, offline: bool) -> Self {
         Sources {
             registry: registry::RegistrySource::new(cache.clone(), offline),
-            git: git::GitSource::new(cache, offline),
+            git: git::GitSource::new(cache.clone(), offline),
+            wellknown: wellknown::WellKnownSource::new(cache, offline),
             path: path::PathSource::new(project_dir),
         }
     }
@@ -89,6 +92,7 @@ impl Sources {
             Dependency::Registry { .. } => self.registry.resolve(req).await?,
             Dependency::Git { .. } => self.git.resolve(req).await?,
             Dependency::Path { .. } => self.path.resolve(req).await?,
+            Dependency::WellKnown { .. } => self.wellknown.resolve(req).await?,
         };
         match req.name {
             Some(key) if *key != r.locked.name => Err(SourceError::NameMismatch {
@@ -107,6 +111,7 @@ impl Sources {
             LockedSource::Registry { .. } => self.registry.fetch(locked).await?,
             LockedSource::Git { .. } => self.git.fetch(locked).await?,
             LockedSource::Path { .. } => self.path.fetch(locked).await?,
+            LockedSource::WellKnown { .. } => self.wellknown.fetch(locked).await?,
         };
         verify(locked, bytes)
     }
@@ -175,6 +180,22 @@ pub enum SourceError {
         package: String,
         expected: Checksum,
         actual: Checksum,
+    },
+    #[error("digest mismatch for {package}: {artifact} should be {expected} but is {actual}; refusing to unpack it")]
+    DigestMismatch {
+        package: String,
+        artifact: String,
+        expected: Checksum,
+        actual: Checksum,
+    },
+    #[error("{0}")]
+    WellKnown(String),
+    #[error("{origin} holds {count} skills; choose with --skill NAME... or --all:\n{listing}")]
+    ChooseSkills {
+        origin: String,
+        count: usize,
+        /// One sanitized line per skill: command, name, description.
+        listing: String,
     },
     #[error("a background task failed: {0}")]
     Task(#[from] tokio::task::JoinError),

@@ -1,5 +1,7 @@
 //! The one place a package is checked: its bytes against the lock's
-//! checksum, and its `SKILL.md` against the name and version it claims.
+//! checksum, a well-known artifact against the digest its index (or the
+//! lock) gives before anything is unpacked, and its `SKILL.md` against the
+//! name and version it claims.
 //!
 //! The checksum only proves that the origin sent the bytes that were
 //! locked; for registry packages the tree must also say it is the package
@@ -8,7 +10,7 @@
 
 use super::SourceError;
 use crate::project::lockfile::{LockedSkill, LockedSource};
-use skillpm_core::checksum::Verified;
+use skillpm_core::checksum::{Checksum, Verified};
 use skillpm_core::name::SkillName;
 use skillpm_core::skill;
 use std::path::Path;
@@ -21,6 +23,45 @@ pub fn verify(locked: &LockedSkill, bytes: Vec<u8>) -> Result<Verified, SourceEr
         expected: locked.checksum,
         actual,
     })
+}
+
+/// Checks a downloaded well-known artifact against the digest its index
+/// or the lock names, before anything is unpacked. `artifact` is shown
+/// in the error.
+pub fn verify_artifact(
+    name: &SkillName,
+    artifact: &str,
+    expected: &Checksum,
+    bytes: &[u8],
+) -> Result<(), SourceError> {
+    let actual = Checksum::of_bytes(bytes);
+    if actual == *expected {
+        return Ok(());
+    }
+    Err(SourceError::DigestMismatch {
+        package: name.to_string(),
+        artifact: skillpm_core::text::sanitize(artifact).into_owned(),
+        expected: *expected,
+        actual,
+    })
+}
+
+/// The skill-level digest of a file list (Agent Skills discovery RFC,
+/// "Integrity and Verification"): sha256 over `path NUL hex LF` lines
+/// sorted by path. Used for legacy `files` indexes, whose skills have no
+/// single artifact: it is what the lock records and a later fetch must
+/// reproduce.
+pub fn files_digest(files: &[(String, Checksum)]) -> Checksum {
+    let mut sorted: Vec<&(String, Checksum)> = files.iter().collect();
+    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut manifest = Vec::new();
+    for (path, sum) in sorted {
+        manifest.extend_from_slice(path.as_bytes());
+        manifest.push(0);
+        manifest.extend_from_slice(sum.hex().as_bytes());
+        manifest.push(b'\n');
+    }
+    Checksum::of_bytes(&manifest)
 }
 
 /// Checks an unpacked tree (still in staging) against what the lock says
@@ -66,6 +107,17 @@ pub fn check_identity(locked: &LockedSkill, dir: &Path) -> Result<(), String> {
 /// Reads name and version from the `SKILL.md` of a tree that came from git
 /// or a local path, where nothing else says what the package is.
 pub fn identify(dir: &Path, shown: &str) -> Result<(SkillName, semver::Version), SourceError> {
+    identify_named(dir, shown, None)
+}
+
+/// [`identify`] for a tree whose name is given from outside (a
+/// well-known index entry): a `SKILL.md` without `name` takes it, one
+/// with a different `name` is refused.
+pub fn identify_named(
+    dir: &Path,
+    shown: &str,
+    listed: Option<&SkillName>,
+) -> Result<(SkillName, semver::Version), SourceError> {
     let bad = |message: String| SourceError::BadSkill {
         dir: shown.to_string(),
         message,
@@ -73,9 +125,18 @@ pub fn identify(dir: &Path, shown: &str) -> Result<(SkillName, semver::Version),
     let file = skill::find_skill_file(dir)
         .ok_or_else(|| bad("no SKILL.md at the top of the skill directory".to_string()))?;
     let doc = skill::read(&file).map_err(|e| bad(format!("SKILL.md: {}", e.detail())))?;
+    if let (Some(listed), Some(own)) = (listed, doc.name()) {
+        if own != listed.as_str() {
+            return Err(bad(format!(
+                "the index lists `{listed}`, but its SKILL.md is named `{}`",
+                own.escape_debug()
+            )));
+        }
+    }
     let raw_name = doc
         .name()
         .map(str::to_string)
+        .or_else(|| listed.map(|n| n.to_string()))
         .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
     let name = SkillName::new(&raw_name).map_err(|e| {

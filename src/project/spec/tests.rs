@@ -287,3 +287,71 @@ fn never_panics_and_redaction_is_stable() {
         let _ = check_subpath(&s);
     }
 }
+
+#[test]
+fn parses_well_known_specs() {
+    for (s, want) in [
+        ("https://docs.example.com", "https://docs.example.com/"),
+        ("wellknown+https://docs.example.com/sub", "https://docs.example.com/sub"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080/"),
+        ("wellknown+http://localhost:1/x/index.json", "http://localhost:1/x/index.json"),
+    ] {
+        match Spec::parse(s) {
+            Ok(Spec::WellKnown { url }) => assert_eq!(url.as_str(), want),
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+    for s in [
+        "http://docs.example.com",
+        "wellknown+ftp://h/x",
+        "https://u:p@h",
+        "wellknown+file:///x",
+    ] {
+        assert!(
+            matches!(Spec::parse(s), Err(SpecError::BadWellKnownUrl { .. })),
+            "{s}"
+        );
+    }
+    let Ok(Spec::WellKnown { url }) = Spec::parse("https://h/docs") else {
+        panic!("parse")
+    };
+    let c: Vec<String> = url.index_candidates().iter().map(|u| u.to_string()).collect();
+    assert_eq!(
+        c,
+        [
+            "https://h/docs/.well-known/agent-skills/index.json",
+            "https://h/docs/.well-known/skills/index.json"
+        ]
+    );
+}
+
+#[test]
+fn parses_github_shorthand() {
+    let Ok(Spec::GitHub {
+        shorthand,
+        reference,
+    }) = Spec::parse("anthropics/skills/skills/pdf@v1")
+    else {
+        panic!("parse")
+    };
+    assert_eq!(shorthand.owner, "anthropics");
+    assert_eq!(shorthand.repo, "skills");
+    assert_eq!(shorthand.path.as_deref(), Some("skills/pdf"));
+    assert_eq!(reference, Some(GitRef::Unspecified("v1".into())));
+    assert_eq!(
+        shorthand.url(DEFAULT_GITHUB_BASE).map(|u| u.redacted()),
+        Ok("https://github.com/anthropics/skills.git".to_string())
+    );
+    assert_eq!(
+        shorthand.url("file:///tmp/mirror/").map(|u| u.redacted()),
+        Ok("file:///tmp/mirror/anthropics/skills.git".to_string())
+    );
+    for s in ["-o/r", "o/-r", "./x", "o/../x", "o/r/a/../b", ".o/r", "o/"] {
+        assert!(
+            !matches!(Spec::parse(s), Ok(Spec::GitHub { .. })),
+            "{s} must not be a shorthand"
+        );
+    }
+    // A registry name is never a shorthand.
+    assert!(matches!(Spec::parse("code-review"), Ok(Spec::Registry { .. })));
+}

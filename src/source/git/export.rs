@@ -120,6 +120,68 @@ pub(super) fn tar_gz(
     }
 }
 
+/// The `SKILL.md` (or `skill.md`) files anywhere in `treeish`, as (path
+/// of the directory holding it, contents), sorted by path. Files over
+/// `max_file` bytes and symlinks are left out; the listing is bounded by
+/// `limits` like an export.
+pub(super) fn skill_files(
+    git: impl Fn() -> Command,
+    repo: &Path,
+    url: &GitUrl,
+    treeish: &str,
+    limits: &Limits,
+    max_file: u64,
+) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
+    let entries = list(&git, repo, url, treeish, limits)?;
+    let mut wanted: Vec<(String, &Entry)> = entries
+        .iter()
+        .filter(|e| e.kind == Kind::Blob && !is_symlink(e.mode) && e.size <= max_file)
+        .filter_map(|e| {
+            let path = std::str::from_utf8(&e.path).ok()?;
+            let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+            skillpm_core::skill::SKILL_FILES
+                .contains(&file)
+                .then(|| (dir.to_string(), e))
+        })
+        .collect();
+    wanted.sort_by(|a, b| a.0.cmp(&b.0));
+    // `SKILL.md` wins over `skill.md` in the same directory.
+    wanted.dedup_by(|b, a| a.0 == b.0);
+    let total: u64 = wanted.iter().map(|(_, e)| e.size).sum();
+    let mut c = git();
+    c.arg("--git-dir").arg(repo).args(["cat-file", "--batch"]);
+    let mut proc = Git::spawn(c, true, "reading objects of", url)?;
+    let ids: String = wanted.iter().map(|(_, e)| format!("{}\n", e.oid)).collect();
+    if let Some(mut stdin) = proc.stdin() {
+        std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
+    }
+    let stdout = proc
+        .stdout()
+        .ok_or_else(|| proc.error("no output"))?
+        .take(total + wanted.len() as u64 * RECORD_OVERHEAD);
+    let mut objects = BufReader::new(stdout);
+    let read = (|| {
+        let mut out = Vec::with_capacity(wanted.len());
+        for (dir, e) in &wanted {
+            object_header(&mut objects, e)?;
+            let mut body = Vec::with_capacity(e.size as usize);
+            (&mut objects).take(e.size).read_to_end(&mut body)?;
+            let mut nl = [0u8; 1];
+            objects.read_exact(&mut nl)?;
+            out.push((dir.clone(), body));
+        }
+        Ok::<_, io::Error>(out)
+    })();
+    drop(objects);
+    match read {
+        Ok(files) => {
+            proc.finish()?;
+            Ok(files)
+        }
+        Err(e) => Err(proc.error(e.to_string())),
+    }
+}
+
 fn is_symlink(mode: u32) -> bool {
     mode & 0o170000 == 0o120000
 }

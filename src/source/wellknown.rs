@@ -1,0 +1,598 @@
+//! Agent Skills discovery via well-known URIs (RFC v0.2.0, and the legacy
+//! v0.1.0 layout).
+//!
+//! A site publishes `/.well-known/agent-skills/index.json`:
+//! `{"$schema": ..., "skills": [{name, type, description, url, digest}]}`
+//! where `type` is `skill-md` (the artifact is one `SKILL.md`) or
+//! `archive` (a `.tar.gz` or `.zip` of the skill directory). `url` is
+//! resolved against the index URL (RFC 3986). The legacy layout,
+//! `/.well-known/skills/index.json`, lists `files` per skill instead, served
+//! under `{index dir}/{name}/`; entries may carry a per-file `digest`, and
+//! a `package: {url, digest}` archive is used when present.
+//!
+//! Everything here is untrusted: the index and every artifact are read
+//! with a cap, only `https://` (and `http://` to loopback) is ever
+//! fetched, redirects included, and an artifact's digest is checked (in
+//! [`super::verify`]) before a single byte of it is unpacked. Archives go
+//! through the hardened unpacker; then the tree is packed
+//! deterministically like a git skill, so the lock's `checksum` proves the
+//! installed tree and its `digest` proves what the site served.
+
+use super::{identify_named, verify, Request, Resolution, Source, SourceError};
+use crate::cache::Cache;
+use crate::project::lockfile::{LockedSkill, LockedSource};
+use crate::project::manifest::Dependency;
+use crate::project::spec::{self, WellKnownUrl};
+use skillpm_core::archive::{self, Format, Limits};
+use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
+use skillpm_core::text::sanitize;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use tokio::sync::OnceCell;
+
+/// Largest index accepted.
+pub const MAX_INDEX_BYTES: u64 = 4 * 1024 * 1024;
+/// Largest artifact (archive, or all files of a legacy skill together).
+pub const MAX_ARTIFACT_BYTES: u64 = 10 * 1024 * 1024;
+/// Most files a legacy `files` entry may list.
+const MAX_FILES: usize = 1000;
+
+/// What a skill of an index is served as.
+#[derive(Debug, Clone)]
+pub enum Artifact {
+    /// One `SKILL.md`.
+    SkillMd { url: WellKnownUrl, digest: Checksum },
+    /// A `.tar.gz` or `.zip` of the skill directory.
+    Archive {
+        url: WellKnownUrl,
+        digest: Checksum,
+        format: Format,
+    },
+    /// Legacy: files under `dir`, each with its digest when the index
+    /// gives one.
+    Files {
+        dir: WellKnownUrl,
+        files: Vec<(String, Option<Checksum>)>,
+    },
+}
+
+/// One usable skill of an index.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub name: SkillName,
+    pub description: String,
+    pub artifact: Artifact,
+}
+
+/// A fetched and checked index.
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub url: WellKnownUrl,
+    /// Sorted by name, unique.
+    pub skills: Vec<Listed>,
+    /// Entries that could not be used, one sanitized line each.
+    pub skipped: Vec<String>,
+}
+
+impl Index {
+    pub fn get(&self, name: &SkillName) -> Option<&Listed> {
+        self.skills.iter().find(|s| s.name == *name)
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct RawIndex {
+    skills: Vec<RawSkill>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawSkill {
+    #[serde(default)]
+    name: serde_json::Value,
+    #[serde(default)]
+    description: serde_json::Value,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    digest: Option<String>,
+    #[serde(default)]
+    files: Option<Vec<RawFile>>,
+    #[serde(default)]
+    package: Option<RawPackage>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum RawFile {
+    Path(String),
+    WithDigest {
+        path: String,
+        #[serde(default)]
+        digest: Option<String>,
+    },
+}
+
+#[derive(serde::Deserialize)]
+struct RawPackage {
+    url: String,
+    digest: String,
+}
+
+/// Parses an index body fetched from `url`; bad entries are skipped with
+/// a reason, a bad document is an error.
+pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, String> {
+    let raw: RawIndex =
+        serde_json::from_slice(body).map_err(|e| format!("not a skills index: {e}"))?;
+    let mut skills: Vec<Listed> = Vec::new();
+    let mut skipped = Vec::new();
+    for entry in raw.skills {
+        let shown = entry
+            .name
+            .as_str()
+            .map(|n| sanitize(n).chars().take(64).collect::<String>())
+            .unwrap_or_else(|| "(no name)".into());
+        match listed(url, entry) {
+            Ok(l) if skills.iter().any(|s| s.name == l.name) => {
+                skipped.push(format!("{shown}: listed more than once"))
+            }
+            Ok(l) => skills.push(l),
+            Err(why) => skipped.push(format!("{shown}: {why}")),
+        }
+    }
+    skills.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Index {
+        url: url.clone(),
+        skills,
+        skipped,
+    })
+}
+
+fn join(base: &WellKnownUrl, rel: &str) -> Result<WellKnownUrl, String> {
+    let u = base
+        .as_url()
+        .join(rel)
+        .map_err(|e| format!("url {:?}: {e}", sanitize(rel)))?;
+    WellKnownUrl::from_url(u).map_err(|e| e.to_string())
+}
+
+fn digest(s: Option<&str>) -> Result<Checksum, String> {
+    let s = s.ok_or("no `digest`")?;
+    Checksum::parse(s).map_err(|e| format!("bad digest: {e}"))
+}
+
+fn listed(index: &WellKnownUrl, e: RawSkill) -> Result<Listed, String> {
+    let raw_name = e.name.as_str().ok_or("no `name`")?;
+    let name = SkillName::new(raw_name).map_err(|err| format!("invalid name: {err}"))?;
+    let description = e.description.as_str().unwrap_or("").to_string();
+    let artifact = match (e.kind.as_deref(), &e.url, &e.package, &e.files) {
+        (Some("skill-md"), Some(u), _, _) => Artifact::SkillMd {
+            url: join(index, u)?,
+            digest: digest(e.digest.as_deref())?,
+        },
+        (Some("archive"), Some(u), _, _) => archive_artifact(index, u, e.digest.as_deref())?,
+        (Some("skill-md" | "archive"), None, _, _) => return Err("no `url`".into()),
+        (Some(other), _, _, _) => return Err(format!("unknown type {:?}", sanitize(other))),
+        (None, _, Some(p), _) => archive_artifact(index, &p.url, Some(&p.digest))?,
+        (None, _, None, Some(files)) => files_artifact(index, &name, files)?,
+        (None, _, None, None) => return Err("neither `type` and `url` nor `files`".into()),
+    };
+    Ok(Listed {
+        name,
+        description,
+        artifact,
+    })
+}
+
+fn archive_artifact(index: &WellKnownUrl, u: &str, d: Option<&str>) -> Result<Artifact, String> {
+    let url = join(index, u)?;
+    let format = Format::from_name(url.as_url().path())
+        .ok_or("an archive must be a .tar.gz or a .zip")?;
+    Ok(Artifact::Archive {
+        url,
+        digest: digest(d)?,
+        format,
+    })
+}
+
+fn files_artifact(
+    index: &WellKnownUrl,
+    name: &SkillName,
+    files: &[RawFile],
+) -> Result<Artifact, String> {
+    if files.len() > MAX_FILES {
+        return Err(format!("more than {MAX_FILES} files"));
+    }
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let (path, d) = match f {
+            RawFile::Path(p) => (p.as_str(), None),
+            RawFile::WithDigest { path, digest: d } => (path.as_str(), d.as_deref()),
+        };
+        // The RFC's path rules: relative, '/'-separated, printable ASCII
+        // without `\ ? # [ ]`, no `..`.
+        let printable = path
+            .chars()
+            .all(|c| (' '..='~').contains(&c) && !"\\?#[]".contains(c));
+        if !printable || spec::check_subpath(path).is_err() || path.split('/').any(str::is_empty)
+        {
+            return Err(format!("unsafe file path {:?}", sanitize(path)));
+        }
+        let d = d.map(|d| digest(Some(d))).transpose()?;
+        out.push((path.to_string(), d));
+    }
+    if !out.iter().any(|(p, _)| p == "SKILL.md" || p == "skill.md") {
+        return Err("`files` has no SKILL.md".into());
+    }
+    Ok(Artifact::Files {
+        dir: join(index, &format!("{name}/"))?,
+        files: out,
+    })
+}
+
+/// Well-known sources: one HTTP client, each index read at most once per
+/// run.
+pub struct WellKnownSource {
+    cache: Cache,
+    offline: bool,
+    limits: Limits,
+    http: OnceCell<reqwest::Client>,
+    indexes: Mutex<HashMap<String, Arc<OnceCell<Arc<Index>>>>>,
+}
+
+impl WellKnownSource {
+    pub fn new(cache: Cache, offline: bool) -> Self {
+        WellKnownSource {
+            cache,
+            offline,
+            limits: Limits {
+                max_compressed: MAX_ARTIFACT_BYTES,
+                ..Limits::default()
+            },
+            http: OnceCell::new(),
+            indexes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    async fn client(&self) -> Result<&reqwest::Client, SourceError> {
+        if self.offline {
+            return Err(SourceError::Offline("a well-known index".into()));
+        }
+        self.http
+            .get_or_try_init(|| async {
+                let t = super::registry::client::timeout();
+                reqwest::Client::builder()
+                    .connect_timeout(t)
+                    .read_timeout(t)
+                    .timeout(t * 10)
+                    .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+                    // Every hop must satisfy the same rules as the first
+                    // URL: https, or http to loopback only.
+                    .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                        if attempt.previous().len() >= 5 {
+                            attempt.error("too many redirects")
+                        } else if WellKnownUrl::from_url(attempt.url().clone()).is_ok() {
+                            attempt.follow()
+                        } else {
+                            attempt.error("redirect to a non-https URL refused")
+                        }
+                    }))
+                    .build()
+                    .map_err(|e| SourceError::WellKnown(format!("cannot start HTTP: {e}")))
+            })
+            .await
+    }
+
+    /// GETs `url` with a cap; `Ok(None)` on 404/410 (so discovery can try
+    /// the next location).
+    async fn get(&self, url: &WellKnownUrl, cap: u64) -> Result<Option<Vec<u8>>, SourceError> {
+        let shown = sanitize(url.as_str()).into_owned();
+        let fail = |detail: String| SourceError::WellKnown(format!("GET {shown}: {detail}"));
+        let client = self.client().await?;
+        let mut resp = client
+            .get(url.as_url().clone())
+            .send()
+            .await
+            .map_err(|e| fail(one_line(&error_chain(&e))))?;
+        let status = resp.status();
+        if status == reqwest::StatusCode::NOT_FOUND || status == reqwest::StatusCode::GONE {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(fail(format!("the server answered {status}")));
+        }
+        if resp.content_length().is_some_and(|n| n > cap) {
+            return Err(fail(format!("more than {cap} bytes; refusing it")));
+        }
+        let mut out = Vec::new();
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| fail(one_line(&error_chain(&e))))?
+        {
+            if out.len() as u64 + chunk.len() as u64 > cap {
+                return Err(fail(format!("more than {cap} bytes; refusing it")));
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(Some(out))
+    }
+
+    async fn get_found(&self, url: &WellKnownUrl, cap: u64) -> Result<Vec<u8>, SourceError> {
+        self.get(url, cap).await?.ok_or_else(|| {
+            SourceError::WellKnown(format!("GET {}: not found (404)", sanitize(url.as_str())))
+        })
+    }
+
+    /// The index for `site`: the URL itself if it names an `index.json`,
+    /// else the RFC location, then the legacy one. Read once per run.
+    pub async fn discover(&self, site: &WellKnownUrl) -> Result<Arc<Index>, SourceError> {
+        let cell = {
+            let mut map = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(site.to_string()).or_default().clone()
+        };
+        cell.get_or_try_init(|| async {
+            let candidates = site.index_candidates();
+            for url in &candidates {
+                if let Some(body) = self.get(url, MAX_INDEX_BYTES).await? {
+                    let index = parse_index(url, &body).map_err(|e| {
+                        SourceError::WellKnown(format!("{}: {e}", sanitize(url.as_str())))
+                    })?;
+                    return Ok(Arc::new(index));
+                }
+            }
+            let tried: Vec<String> = candidates
+                .iter()
+                .map(|u| sanitize(u.as_str()).into_owned())
+                .collect();
+            Err(SourceError::WellKnown(format!(
+                "no Agent Skills index at {} (404); if this is a git repository, write `git+URL`",
+                tried.join(" or ")
+            )))
+        })
+        .await
+        .cloned()
+    }
+
+    /// Downloads a skill's artifact, checks its digest against `expected`
+    /// (the index's, or the lock's) and turns it into a packed tree.
+    async fn materialize(
+        &self,
+        name: &SkillName,
+        artifact: &Artifact,
+        expected: Option<&Checksum>,
+    ) -> Result<Materialized, SourceError> {
+        let tmp_parent = self.cache.root().join("tmp");
+        std::fs::create_dir_all(&tmp_parent).map_err(crate::fs::fs_err("create", &tmp_parent))?;
+        let (dir, artifact_url, digest) = match artifact {
+            Artifact::SkillMd { url, digest } => {
+                let want = expected.unwrap_or(digest);
+                let bytes = self.get_found(url, skillpm_core::skill::MAX_SKILL_MD_BYTES).await?;
+                verify::verify_artifact(name, url.as_str(), want, &bytes)?;
+                let dir = new_tmp(&tmp_parent)?;
+                write_new(dir.path(), "SKILL.md", &bytes)?;
+                (dir, url.clone(), *want)
+            }
+            Artifact::Archive {
+                url,
+                digest,
+                format,
+            } => {
+                let want = expected.unwrap_or(digest);
+                let bytes = self.get_found(url, MAX_ARTIFACT_BYTES).await?;
+                verify::verify_artifact(name, url.as_str(), want, &bytes)?;
+                let dir = archive::unpack_to_new_dir_as(
+                    *format,
+                    &bytes,
+                    None,
+                    &tmp_parent,
+                    &self.limits,
+                )
+                .map_err(|source| SourceError::Refused {
+                    package: name.to_string(),
+                    source,
+                })?;
+                (dir, url.clone(), *want)
+            }
+            Artifact::Files { dir: base, files } => {
+                let mut fetched = Vec::with_capacity(files.len());
+                let mut total: u64 = 0;
+                for (path, file_digest) in files {
+                    let url = join(base, path).map_err(SourceError::WellKnown)?;
+                    let bytes = self.get_found(&url, MAX_ARTIFACT_BYTES - total).await?;
+                    total += bytes.len() as u64;
+                    if let Some(d) = file_digest {
+                        verify::verify_artifact(name, url.as_str(), d, &bytes)?;
+                    }
+                    fetched.push((path.clone(), bytes));
+                }
+                let sums: Vec<(String, Checksum)> = fetched
+                    .iter()
+                    .map(|(p, b)| (p.clone(), Checksum::of_bytes(b)))
+                    .collect();
+                let got = verify::files_digest(&sums);
+                if let Some(want) = expected {
+                    if got != *want {
+                        return Err(SourceError::DigestMismatch {
+                            package: name.to_string(),
+                            artifact: sanitize(base.as_str()).into_owned(),
+                            expected: *want,
+                            actual: got,
+                        });
+                    }
+                }
+                let dir = new_tmp(&tmp_parent)?;
+                for (path, bytes) in &fetched {
+                    write_new(dir.path(), path, bytes)?;
+                }
+                (dir, base.clone(), got)
+            }
+        };
+        let root = skill_root(dir.path());
+        let shown = sanitize(artifact_url.as_str()).into_owned();
+        let (found, version) = identify_named(&root, &shown, Some(name))?;
+        if found != *name {
+            return Err(SourceError::BadSkill {
+                dir: shown,
+                message: format!("the index lists `{name}`, but the skill is named `{found}`"),
+            });
+        }
+        let bytes = archive::pack_dir(&root)?;
+        Ok(Materialized {
+            version,
+            artifact: artifact_url,
+            digest,
+            checksum: Checksum::of_bytes(&bytes),
+            bytes,
+        })
+    }
+}
+
+struct Materialized {
+    version: semver::Version,
+    artifact: WellKnownUrl,
+    digest: Checksum,
+    checksum: Checksum,
+    bytes: Vec<u8>,
+}
+
+fn new_tmp(parent: &Path) -> Result<tempfile::TempDir, SourceError> {
+    tempfile::Builder::new()
+        .prefix(".skillpm-wellknown-")
+        .tempdir_in(parent)
+        .map_err(|e| crate::fs::fs_err("create a directory in", parent)(e).into())
+}
+
+/// Writes `rel` (already checked: relative, no `..`) under `dir`,
+/// refusing to reuse any existing path.
+fn write_new(dir: &Path, rel: &str, bytes: &[u8]) -> Result<(), SourceError> {
+    use std::io::Write as _;
+    let target = dir.join(rel);
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(crate::fs::fs_err("create", parent))?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&target)
+        .map_err(crate::fs::fs_err("create", &target))?;
+    f.write_all(bytes)
+        .map_err(|e| crate::fs::fs_err("write", &target)(e).into())
+}
+
+/// The skill directory inside an unpacked archive: its root, or the one
+/// directory it wraps everything in (`name/SKILL.md`), as many archivers
+/// make.
+fn skill_root(dir: &Path) -> std::path::PathBuf {
+    if skillpm_core::skill::find_skill_file(dir).is_some() {
+        return dir.to_path_buf();
+    }
+    let entries: Vec<_> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.filter_map(Result::ok).take(2).collect(),
+        Err(_) => return dir.to_path_buf(),
+    };
+    match entries.as_slice() {
+        [only] if only.file_type().is_ok_and(|t| t.is_dir()) => only.path(),
+        _ => dir.to_path_buf(),
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+fn one_line(s: &str) -> String {
+    sanitize(s).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Source for WellKnownSource {
+    async fn resolve(&self, req: Request<'_>) -> Result<Resolution, SourceError> {
+        let Dependency::WellKnown { index } = req.dep else {
+            unreachable!("WellKnownSource is only handed well-known dependencies")
+        };
+        let Some(name) = req.name else {
+            return Err(SourceError::WellKnown(format!(
+                "{}: a well-known skill needs a name",
+                sanitize(index.as_str())
+            )));
+        };
+        let idx = self.discover(index).await?;
+        let listed = idx.get(name).ok_or_else(|| {
+            SourceError::WellKnown(format!(
+                "{} does not list a skill named `{name}`",
+                sanitize(idx.url.as_str())
+            ))
+        })?;
+        let m = self.materialize(name, &listed.artifact, None).await?;
+        Ok(Resolution {
+            locked: LockedSkill {
+                name: name.clone(),
+                version: m.version,
+                source: LockedSource::WellKnown {
+                    index: idx.url.clone(),
+                    artifact: m.artifact,
+                    digest: m.digest,
+                },
+                checksum: m.checksum,
+                path: None,
+            },
+            packed: Some(m.bytes),
+        })
+    }
+
+    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
+        let LockedSource::WellKnown {
+            index,
+            artifact,
+            digest,
+        } = &locked.source
+        else {
+            unreachable!("WellKnownSource is only handed well-known packages")
+        };
+        // Fetched by the locked URL; only a legacy skill (a list of files)
+        // needs its index again, for the list.
+        let path = artifact.as_url().path();
+        let art = if let Some(format) = Format::from_name(path) {
+            Artifact::Archive {
+                url: artifact.clone(),
+                digest: *digest,
+                format,
+            }
+        } else if !path.ends_with('/') {
+            Artifact::SkillMd {
+                url: artifact.clone(),
+                digest: *digest,
+            }
+        } else {
+            let idx = self.discover(index).await?;
+            match idx.get(&locked.name).map(|l| &l.artifact) {
+                Some(a @ Artifact::Files { .. }) => a.clone(),
+                _ => {
+                    return Err(SourceError::WellKnown(format!(
+                        "{} no longer lists `{}` as files; run `skillpm update {}`",
+                        sanitize(index.as_str()),
+                        locked.name,
+                        locked.name
+                    )))
+                }
+            }
+        };
+        Ok(self
+            .materialize(&locked.name, &art, Some(digest))
+            .await?
+            .bytes)
+    }
+}
