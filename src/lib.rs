@@ -9,6 +9,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod mcp;
 pub mod ops;
 pub mod project;
 pub mod report;

@@ -1,0 +1,117 @@
+//! `skillpm mcp`: an MCP server for the project's skills.
+//!
+//! It serves what `status` calls eligible (minus `user_invocable_only`
+//! skills), from the same discovery roots, over stdio or Streamable HTTP,
+//! through the official Rust SDK (`rmcp`): every file as a `skill://`
+//! resource, the Skills extension (`skills/list`, `skills/get`,
+//! `resources/directory/read`), `skill://index.json`, and three tools for
+//! hosts without the extension. It uses the engine only and installs
+//! nothing.
+//!
+//! - [`uri`]: `skill://` URIs and the refusal of hostile spellings
+//! - [`resources`]: the snapshot of served files, with digests and caps
+//! - [`skills_ext`]: SEP-2640 entries and directory listings
+//! - [`tools`]: `list_skills`, `search_skills`, `load_skill`
+//! - [`server`]: the handler and change notifications for both eras
+//! - [`watch`]: live reload
+//!
+//! Logs go to stderr only: on stdio, stdout carries the protocol.
+
+pub mod resources;
+pub mod server;
+pub mod skills_ext;
+pub mod tools;
+pub mod uri;
+pub mod watch;
+
+use crate::engine::config::Environment;
+use server::{Shared, SkillServer};
+use std::net::SocketAddr;
+
+/// Where the server talks to its host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// JSON-RPC over stdin/stdout (the default).
+    Stdio,
+    /// Streamable HTTP at `http://ADDR/mcp`.
+    Http(SocketAddr),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot read the skills: {0}")]
+    Catalog(String),
+    #[error("cannot watch the skill roots: {0}")]
+    Watch(#[from] notify::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("MCP session failed: {0}")]
+    Session(String),
+}
+
+/// One line on stderr, sanitized (it may carry skill paths and names).
+fn log(line: &str) {
+    eprintln!("skillpm mcp: {}", skillpm_core::text::sanitize(line));
+}
+
+/// Serves until the host closes stdin (stdio) or the process is stopped.
+pub fn run(env: Environment, transport: Transport) -> Result<(), ServeError> {
+    let snap = watch::build_settled(&env, None).map_err(ServeError::Catalog)?;
+    for n in &snap.notes {
+        log(n);
+    }
+    log(&format!("serving {} skill(s)", snap.skills.len()));
+    let shared = Shared::new(snap);
+    let _reloader = watch::spawn(env, shared.clone(), log)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    rt.block_on(async move {
+        match transport {
+            Transport::Stdio => serve_stdio(shared).await,
+            Transport::Http(addr) => serve_http(shared, addr).await,
+        }
+    })
+}
+
+async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {
+    use rmcp::ServiceExt;
+    let service = SkillServer::new(shared)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServeError::Session(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| ServeError::Session(e.to_string()))?;
+    Ok(())
+}
+
+async fn serve_http(shared: std::sync::Arc<Shared>, addr: SocketAddr) -> Result<(), ServeError> {
+    use rmcp::transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(SkillServer::new(shared.clone())),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    log(&format!("listening on http://{bound}/mcp"));
+    axum::serve(listener, router)
+        .await
+        .map_err(|e| ServeError::Session(e.to_string()))
+}

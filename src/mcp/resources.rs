@@ -1,0 +1,402 @@
+//! The served snapshot: every file of every served skill, read once, with
+//! its digest, so a manifest and the bytes a client then reads always
+//! agree. A reload builds a new snapshot beside the old one and swaps it in
+//! whole (see `watch`), so a client never sees half of a change.
+//!
+//! What is served is exactly what `status` calls eligible, minus
+//! `user_invocable_only` skills (which the prompt hides from the agent too).
+//! Inside a skill the walk skips dot-entries, the installer's marker and
+//! sub-skill directories (they are skills of their own), refuses symlinks
+//! that resolve outside the skill, and caps each file, the number of files
+//! and the bytes of a skill.
+
+use super::uri::{self, INDEX_URI};
+use crate::engine::catalog::{Catalog, SkillEntry};
+use crate::engine::load::MAX_WALK_ENTRIES;
+use serde_json::{json, Map, Value};
+use skillpm_core::checksum::Checksum;
+use skillpm_core::skill::{self, INSTALL_MARKER, SKILL_FILES};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Largest file served; a bigger one is left out of its skill's manifest.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Most files in one skill's manifest (`SKILL.md` always among them).
+pub const MAX_MANIFEST_FILES: usize = 512;
+/// Most bytes served from one skill; files past it are left out.
+pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
+/// Deepest directory level walked inside a skill.
+const MAX_DEPTH: usize = 16;
+
+/// The `$schema` of the Agent Skills discovery index (RFC v0.2.0).
+pub const DISCOVERY_SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
+
+/// One file of a served skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedFile {
+    /// `/`-separated path inside the skill; the skill file is `SKILL.md`.
+    pub rel: String,
+    pub uri: String,
+    pub bytes: Arc<[u8]>,
+    /// `sha256:` and 64 lowercase hex digits.
+    pub digest: String,
+}
+
+/// One served skill: its frontmatter as parsed from the very bytes served.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedSkill {
+    pub command: String,
+    /// The frontmatter `name`, else the directory name.
+    pub name: String,
+    pub description: String,
+    pub frontmatter: Map<String, Value>,
+    /// `skill://<command>/SKILL.md`.
+    pub uri: String,
+    /// `skill://<command>`, the skill's directory resource.
+    pub base: String,
+    /// Sorted by `rel`.
+    pub files: Vec<ServedFile>,
+}
+
+/// What a client can read, fixed at one moment.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// The catalog this snapshot was built from (`load_skill` renders from it).
+    pub catalog: Option<Arc<Catalog>>,
+    /// Sorted by command.
+    pub skills: Vec<ServedSkill>,
+    /// File URI → (skill, file).
+    files: HashMap<String, (usize, usize)>,
+    /// Directory URI → (skill, path inside the skill, `""` for its root).
+    dirs: HashMap<String, (usize, String)>,
+    pub index_json: Arc<[u8]>,
+    /// The `skills/list` entries, sorted by URI.
+    pub listed: Vec<rmcp::model::Skill>,
+    /// Something changed on disk while this snapshot was read; the watcher
+    /// builds again before serving it.
+    pub unsettled: bool,
+    /// One line per thing left out (symlink out, too large, ...), for stderr.
+    pub notes: Vec<String>,
+}
+
+/// What a read of one URI found.
+pub enum Found<'a> {
+    File(&'a ServedFile),
+    Index(&'a [u8]),
+}
+
+impl Snapshot {
+    /// Reads every served skill of `catalog`.
+    pub fn build(catalog: Catalog) -> Snapshot {
+        let mut snap = Snapshot::default();
+        for entry in served(&catalog) {
+            if let Some(s) = read_skill(entry, &mut snap) {
+                snap.skills.push(s);
+            }
+        }
+        for (i, s) in snap.skills.iter().enumerate() {
+            snap.dirs.insert(s.base.clone(), (i, String::new()));
+            for (j, f) in s.files.iter().enumerate() {
+                snap.files.insert(f.uri.clone(), (i, j));
+                let mut dir = f.rel.as_str();
+                while let Some((parent, _)) = dir.rsplit_once('/') {
+                    snap.dirs
+                        .entry(uri::file_uri(&s.command, parent))
+                        .or_insert_with(|| (i, parent.to_string()));
+                    dir = parent;
+                }
+            }
+        }
+        snap.index_json = index_json(&snap.skills).into();
+        let (listed, notes) = super::skills_ext::entries(&snap);
+        snap.listed = listed;
+        snap.notes.extend(notes);
+        snap.catalog = Some(Arc::new(catalog));
+        snap
+    }
+
+    /// The file or enumeration resource at a canonical URI.
+    pub fn find(&self, canonical_uri: &str) -> Option<Found<'_>> {
+        if canonical_uri == INDEX_URI {
+            return Some(Found::Index(&self.index_json));
+        }
+        let &(i, j) = self.files.get(canonical_uri)?;
+        Some(Found::File(&self.skills[i].files[j]))
+    }
+
+    /// The skill whose `SKILL.md` is at `uri`.
+    pub fn skill_by_uri(&self, canonical_uri: &str) -> Option<&ServedSkill> {
+        let &(i, j) = self.files.get(canonical_uri)?;
+        let s = &self.skills[i];
+        (s.files[j].uri == s.uri).then_some(s)
+    }
+
+    pub fn skill_by_command(&self, command: &str) -> Option<&ServedSkill> {
+        self.skills
+            .binary_search_by(|s| s.command.as_str().cmp(command))
+            .ok()
+            .map(|i| &self.skills[i])
+    }
+
+    /// Direct children of a directory resource: `(uri, name, Some(file))`
+    /// for files and `(uri, name, None)` for directories, sorted by name.
+    pub fn directory(&self, canonical_uri: &str) -> Option<Vec<(String, String, Option<&ServedFile>)>> {
+        let (i, prefix) = self.dirs.get(canonical_uri)?;
+        let s = &self.skills[*i];
+        let mut out: BTreeMap<String, (String, Option<&ServedFile>)> = BTreeMap::new();
+        for f in &s.files {
+            let rest = if prefix.is_empty() {
+                f.rel.as_str()
+            } else {
+                match f.rel.strip_prefix(prefix.as_str()).and_then(|r| r.strip_prefix('/')) {
+                    Some(r) => r,
+                    None => continue,
+                }
+            };
+            match rest.split_once('/') {
+                Some((dir, _)) => {
+                    let rel = if prefix.is_empty() {
+                        dir.to_string()
+                    } else {
+                        format!("{prefix}/{dir}")
+                    };
+                    out.entry(dir.to_string())
+                        .or_insert_with(|| (uri::file_uri(&s.command, &rel), None));
+                }
+                None => {
+                    out.insert(rest.to_string(), (f.uri.clone(), Some(f)));
+                }
+            }
+        }
+        Some(out.into_iter().map(|(name, (uri, f))| (uri, name, f)).collect())
+    }
+
+    /// Every served file URI with its digest, for change detection.
+    pub fn digests(&self) -> BTreeMap<&str, &str> {
+        self.skills
+            .iter()
+            .flat_map(|s| s.files.iter())
+            .map(|f| (f.uri.as_str(), f.digest.as_str()))
+            .collect()
+    }
+}
+
+/// The skills an MCP host is given: eligible, and not `user_invocable_only`.
+pub fn served(catalog: &Catalog) -> impl Iterator<Item = &SkillEntry> {
+    catalog
+        .eligible()
+        .filter(|s| !s.requirements.user_invocable_only)
+}
+
+/// A MIME type from the file name; text types only when the bytes are text.
+pub fn mime_type(rel: &str, is_text: bool) -> &'static str {
+    let ext = rel.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match (ext.as_deref(), is_text) {
+        (Some("md" | "markdown"), true) => "text/markdown",
+        (Some("json"), true) => "application/json",
+        (Some("html" | "htm"), true) => "text/html",
+        (_, true) => "text/plain",
+        (Some("png"), false) => "image/png",
+        (Some("jpg" | "jpeg"), false) => "image/jpeg",
+        (Some("gif"), false) => "image/gif",
+        (Some("pdf"), false) => "application/pdf",
+        (_, false) => "application/octet-stream",
+    }
+}
+
+/// The bytes as text, when they are UTF-8 without NUL.
+pub fn as_text(bytes: &[u8]) -> Option<&str> {
+    if bytes.contains(&0) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
+fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
+    let command = &entry.command;
+    let Ok(base_dir) = entry.path.canonicalize() else {
+        snap.notes.push(format!("{command}: skill directory vanished"));
+        snap.unsettled = true;
+        return None;
+    };
+    let mut notes = Vec::new();
+    let paths = walk(&base_dir, &entry.skill_md, &mut notes);
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    let mut frontmatter = None;
+    for (rel, path) in paths {
+        let is_skill_md = rel == "SKILL.md";
+        if !is_skill_md && files.len() >= MAX_MANIFEST_FILES {
+            notes.push(format!("{rel}: over the {MAX_MANIFEST_FILES}-file manifest cap"));
+            continue;
+        }
+        let bytes = match skillpm_core::bounded::read(&path, MAX_FILE_BYTES) {
+            Ok(b) => b,
+            Err(e) => {
+                notes.push(format!("{rel}: {e}"));
+                if is_skill_md {
+                    snap.unsettled = true;
+                    snap.notes.extend(notes.into_iter().map(|n| format!("{command}: {n}")));
+                    return None;
+                }
+                continue;
+            }
+        };
+        // The file may have been replaced by a link out while we read it.
+        if !path.canonicalize().is_ok_and(|p| p.starts_with(&base_dir)) {
+            notes.push(format!("{rel}: changed into a link out of the skill"));
+            continue;
+        }
+        if total + bytes.len() as u64 > MAX_SKILL_BYTES {
+            notes.push(format!("{rel}: over the {MAX_SKILL_BYTES}-byte skill cap"));
+            continue;
+        }
+        total += bytes.len() as u64;
+        if is_skill_md {
+            // Parse the bytes served, not the catalog's earlier read, so the
+            // frontmatter always matches SKILL.md's digest.
+            match skill::parse(&bytes) {
+                Ok(doc) => frontmatter = Some(doc),
+                Err(e) => {
+                    snap.unsettled = true;
+                    snap.notes.push(format!("{command}: SKILL.md changed while read: {}", e.detail()));
+                    return None;
+                }
+            }
+        }
+        let uri = uri::file_uri(command, &rel);
+        files.push(ServedFile {
+            digest: Checksum::of_bytes(&bytes).to_string(),
+            rel,
+            uri,
+            bytes: bytes.into(),
+        });
+    }
+    snap.notes
+        .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
+    let doc = frontmatter?;
+    if entry.doc.as_ref().map(|d| &d.frontmatter) != Some(&doc.frontmatter) {
+        // Eligibility was judged on other frontmatter: judge again first.
+        snap.unsettled = true;
+    }
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Some(ServedSkill {
+        command: command.clone(),
+        name: doc.name().map(str::to_string).unwrap_or_else(|| entry.name.clone()),
+        description: doc.description().to_string(),
+        frontmatter: doc.frontmatter,
+        uri: uri::file_uri(command, "SKILL.md"),
+        base: uri::skill_base(command),
+        files,
+    })
+}
+
+/// The files of the skill at `base` (canonical), as `(rel, path)`.
+fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Vec<(String, PathBuf)> {
+    let skill_md_name = skill_md.file_name().and_then(|n| n.to_str()).unwrap_or("SKILL.md");
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut entries = 0usize;
+    let mut stack = vec![(base.to_path_buf(), String::new())];
+    while let Some((dir, rel)) = stack.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
+        names.sort();
+        for name in names {
+            entries += 1;
+            if entries > MAX_WALK_ENTRIES {
+                notes.push(format!("more than {MAX_WALK_ENTRIES} entries; the rest left out"));
+                return out;
+            }
+            let Some(name) = name.to_str().map(str::to_string) else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let child = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            let path = dir.join(&name);
+            // Resolve links and keep only what stays inside the skill.
+            let Ok(real) = path.canonicalize() else {
+                continue;
+            };
+            if !real.starts_with(base) {
+                notes.push(format!("{child}: refused, a symlink out of the skill"));
+                continue;
+            }
+            let Ok(meta) = std::fs::metadata(&real) else {
+                continue;
+            };
+            if meta.is_dir() {
+                let sub_skill = SKILL_FILES.iter().any(|f| real.join(f).is_file());
+                if !sub_skill && child.matches('/').count() < MAX_DEPTH {
+                    stack.push((real, child));
+                }
+            } else if rel.is_empty() && SKILL_FILES.contains(&name.as_str()) {
+                if name == skill_md_name {
+                    out.push(("SKILL.md".to_string(), real));
+                }
+            } else if !(rel.is_empty() && name == INSTALL_MARKER) && meta.is_file() {
+                out.push((child, real));
+            }
+        }
+    }
+    // SKILL.md first, so the caps never leave it out.
+    out.sort_by(|a, b| (a.0 != "SKILL.md", &a.0).cmp(&(b.0 != "SKILL.md", &b.0)));
+    out
+}
+
+/// `skill://index.json`: the Agent Skills discovery-index shape, one
+/// `skill-md` entry per served skill, sorted by command.
+fn index_json(skills: &[ServedSkill]) -> Vec<u8> {
+    let entries: Vec<Value> = skills
+        .iter()
+        .map(|s| {
+            let digest = s
+                .files
+                .iter()
+                .find(|f| f.uri == s.uri)
+                .map(|f| f.digest.as_str())
+                .unwrap_or_default();
+            json!({
+                "name": s.name,
+                "type": "skill-md",
+                "description": s.description,
+                "url": s.uri,
+                "digest": digest,
+            })
+        })
+        .collect();
+    let doc = json!({"$schema": DISCOVERY_SCHEMA, "skills": entries});
+    let mut out = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// URIs whose content differs between two snapshots (added, edited or
+/// removed), sorted; and whether the set of resources changed.
+pub fn changes(old: &Snapshot, new: &Snapshot) -> (BTreeSet<String>, bool) {
+    let (a, b) = (old.digests(), new.digests());
+    let mut changed = BTreeSet::new();
+    for (uri, d) in &a {
+        if b.get(uri) != Some(d) {
+            changed.insert(uri.to_string());
+        }
+    }
+    for uri in b.keys() {
+        if !a.contains_key(uri) {
+            changed.insert(uri.to_string());
+        }
+    }
+    let list_changed = !changed.is_empty() || old.index_json != new.index_json;
+    if old.index_json != new.index_json {
+        changed.insert(INDEX_URI.to_string());
+    }
+    (changed, list_changed)
+}

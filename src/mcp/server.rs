@@ -1,0 +1,343 @@
+//! The MCP handler: plain resources, the Skills extension, the three tools,
+//! and change notifications for both protocol eras.
+//!
+//! Every request reads the current snapshot once (an `Arc` clone under a
+//! read lock held for nanoseconds) and answers from it alone, so a reload
+//! swapping in a new snapshot mid-request cannot mix two states.
+//!
+//! Change notifications: a 2025-11-25 session (with `initialize`) gets
+//! `notifications/resources/list_changed` on its session, and
+//! `notifications/resources/updated` for the URIs it `resources/subscribe`d;
+//! a 2026-07-28 client (no `initialize`) gets the same two notifications on
+//! each `subscriptions/listen` stream it opens, filtered by what it asked
+//! for there. The SDK routes each era's requests; both paths read one
+//! broadcast of [`Change`]s.
+
+use super::resources::{as_text, mime_type, Found, Snapshot};
+use super::uri::{canonical, INDEX_URI};
+use super::{skills_ext, tools};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, GetSkillRequestParams, GetSkillResult,
+    Implementation, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{RoleServer, ServerHandler};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use tokio::sync::broadcast;
+
+use base64::Engine as _;
+
+/// What one reload changed: the URIs whose content was added, edited or
+/// removed (canonical spelling), and whether the resource list changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub uris: BTreeSet<String>,
+    pub list_changed: bool,
+}
+
+/// State every session shares: the current snapshot and the change feed.
+pub struct Shared {
+    snapshot: RwLock<Arc<Snapshot>>,
+    changes: broadcast::Sender<Arc<Change>>,
+}
+
+impl Shared {
+    pub fn new(snapshot: Snapshot) -> Arc<Shared> {
+        let (changes, _) = broadcast::channel(64);
+        Arc::new(Shared {
+            snapshot: RwLock::new(Arc::new(snapshot)),
+            changes,
+        })
+    }
+
+    pub fn current(&self) -> Arc<Snapshot> {
+        self.snapshot
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Swaps `new` in whole and tells every listener what changed; returns
+    /// the change, or `None` when nothing a client can see differs.
+    pub fn swap(&self, new: Snapshot) -> Option<Arc<Change>> {
+        let mut slot = self.snapshot.write().unwrap_or_else(PoisonError::into_inner);
+        let (uris, list_changed) = super::resources::changes(&slot, &new);
+        *slot = Arc::new(new);
+        drop(slot);
+        if uris.is_empty() && !list_changed {
+            return None;
+        }
+        let change = Arc::new(Change { uris, list_changed });
+        // No receivers is fine: no session is listening yet.
+        let _ = self.changes.send(change.clone());
+        Some(change)
+    }
+}
+
+/// One session's handler. Sessions share [`Shared`]; each has its own
+/// `resources/subscribe` set.
+#[derive(Clone)]
+pub struct SkillServer {
+    shared: Arc<Shared>,
+    subscribed: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl SkillServer {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        SkillServer {
+            shared,
+            subscribed: Arc::default(),
+        }
+    }
+
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.shared.current()
+    }
+}
+
+fn refused(e: super::uri::UriError) -> ErrorData {
+    ErrorData::invalid_params(e.to_string(), None)
+}
+
+fn not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(format!("no served resource `{uri}`"), None)
+}
+
+/// Every served file, then the index, as `resources/list` entries.
+fn resources(snap: &Snapshot) -> Vec<Resource> {
+    let mut out = Vec::with_capacity(snap.skills.len() * 2 + 1);
+    out.push(
+        Resource::new(INDEX_URI, "index.json")
+            .with_mime_type("application/json")
+            .with_description("Agent Skills discovery index of the served skills")
+            .with_size(snap.index_json.len() as u64),
+    );
+    for s in &snap.skills {
+        for f in &s.files {
+            let name = format!("{}/{}", s.command, f.rel);
+            let mut r = Resource::new(f.uri.clone(), name)
+                .with_mime_type(mime_type(&f.rel, as_text(&f.bytes).is_some()))
+                .with_size(f.bytes.len() as u64);
+            if f.uri == s.uri {
+                r = r.with_description(s.description.clone());
+            }
+            out.push(r);
+        }
+    }
+    out
+}
+
+fn contents(uri: &str, rel: &str, bytes: &[u8]) -> ResourceContents {
+    match as_text(bytes) {
+        Some(text) => ResourceContents::text(text, uri).with_mime_type(mime_type(rel, true)),
+        None => ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
+            .with_mime_type(mime_type(rel, false)),
+    }
+}
+
+/// Forwards changes to a 2025-11-25 session until it goes away.
+fn forward_to_session(server: &SkillServer, peer: rmcp::Peer<RoleServer>) {
+    let mut rx = server.shared.changes.subscribe();
+    let subscribed = server.subscribed.clone();
+    tokio::spawn(async move {
+        loop {
+            let change = match rx.recv().await {
+                Ok(c) => c,
+                Err(broadcast::error::RecvError::Lagged(_)) => Arc::new(Change {
+                    uris: BTreeSet::new(),
+                    list_changed: true,
+                }),
+                Err(broadcast::error::RecvError::Closed) => return,
+            };
+            if change.list_changed && peer.notify_resource_list_changed().await.is_err() {
+                return;
+            }
+            let wanted: Vec<String> = {
+                let subs = subscribed.lock().unwrap_or_else(PoisonError::into_inner);
+                change.uris.intersection(&subs).cloned().collect()
+            };
+            for uri in wanted {
+                let param = ResourceUpdatedNotificationParam::new(uri);
+                if peer.notify_resource_updated(param).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+}
+
+#[allow(deprecated)] // resources/subscribe is the 2025-11-25 way; both eras are served.
+impl ServerHandler for SkillServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .enable_skills_with_directory_read()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("skillpm", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Agent skills of this project. Hosts with the Skills extension use skills/list; \
+                 others call list_skills or search_skills, then load_skill, and read bundled \
+                 files as skill:// resources.",
+            )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        forward_to_session(self, context.peer.clone());
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(resources(&self.snapshot())))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let key = canonical(&request.uri).map_err(refused)?;
+        let snap = self.snapshot();
+        let c = match snap.find(&key) {
+            Some(Found::File(f)) => contents(&request.uri, &f.rel, &f.bytes),
+            Some(Found::Index(bytes)) => contents(&request.uri, "index.json", bytes),
+            None => return Err(not_found(&request.uri)),
+        };
+        Ok(ReadResourceResult::new(vec![c]).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let key = canonical(&request.uri).map_err(refused)?;
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let key = canonical(&request.uri).map_err(refused)?;
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut rx = self.shared.changes.subscribe();
+        let sink = context.sink().clone();
+        let wants_list = sink.accepted().resources_list_changed == Some(true);
+        // The client's spelling is what it matches on; ours is canonical.
+        let wanted: Vec<(String, String)> = sink
+            .accepted()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter_map(|u| canonical(u).ok().map(|k| (k, u.clone())))
+            .collect();
+        loop {
+            let change = tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                r = rx.recv() => match r {
+                    Ok(c) => c,
+                    Err(broadcast::error::RecvError::Lagged(_)) => Arc::new(Change { uris: BTreeSet::new(), list_changed: true }),
+                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+            };
+            if wants_list && change.list_changed && sink.notify_resource_list_changed().await.is_err() {
+                return Ok(());
+            }
+            for (key, uri) in &wanted {
+                if change.uris.contains(key) && sink.notify_resource_updated(uri.clone()).await.is_err() {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let snap = self.snapshot();
+        tools::call(&snap, &request.name, &args)
+            .map(Into::into)
+            .ok_or_else(|| ErrorData::invalid_params(format!("no tool `{}`", request.name), None))
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        Ok(ListSkillsResult::with_all_items(self.snapshot().listed.clone()))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        canonical(&request.uri).map_err(refused)?;
+        let snap = self.snapshot();
+        let found = snap
+            .listed
+            .binary_search_by(|s| s.uri.as_str().cmp(&request.uri))
+            .ok()
+            .map(|i| snap.listed[i].clone());
+        found
+            .map(GetSkillResult::new)
+            .ok_or_else(|| ErrorData::invalid_params(format!("no served skill at `{}`", request.uri), None))
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let key = canonical(&request.uri).map_err(refused)?;
+        skills_ext::directory(&self.snapshot(), &key)
+            .map(ReadResourceDirectoryResult::with_all_items)
+            .ok_or_else(|| ErrorData::invalid_params(format!("not a served directory: `{}`", request.uri), None))
+    }
+}

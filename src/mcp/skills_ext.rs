@@ -1,0 +1,70 @@
+//! The MCP Skills extension (`io.modelcontextprotocol/skills`, SEP-2640):
+//! `skills/list` and `skills/get` entries, and `resources/directory/read`
+//! listings, built from the served snapshot.
+//!
+//! An entry carries the frontmatter verbatim (as parsed from the bytes of
+//! `SKILL.md` that `resources/read` returns) and a manifest of every file
+//! with its `sha256:` digest and size. The extension requires a skill's
+//! `name` to follow the Agent Skills naming rules and to equal the last
+//! segment of its URI; skillpm's loader is lenient and serves skills whose
+//! name differs from their directory, so such a skill stays a plain
+//! resource (and is reachable through the tools) but is left out of
+//! `skills/list`, with a note on stderr.
+
+use super::resources::{mime_type, as_text, ServedSkill, Snapshot};
+use rmcp::model::{
+    Resource, Skill, SkillFrontmatter, SkillResource, SkillResources, DIRECTORY_MIME_TYPE,
+};
+
+/// The extension entry for one served skill, or why it cannot be listed.
+pub fn entry(s: &ServedSkill) -> Result<Skill, String> {
+    let mut fm = SkillFrontmatter::new(s.name.clone(), s.description.clone());
+    for (k, v) in &s.frontmatter {
+        if k != "name" && k != "description" {
+            fm = fm.with_field(k.clone(), v.clone());
+        }
+    }
+    let files = s
+        .files
+        .iter()
+        .map(|f| SkillResource::new(f.uri.clone(), f.digest.clone(), f.bytes.len() as u64))
+        .collect();
+    let skill = Skill::new(s.uri.clone(), fm, SkillResources::Files(files));
+    skill
+        .validate()
+        .map(|()| skill)
+        .map_err(|e| format!("{}: not in skills/list: {e}", s.command))
+}
+
+/// Every listable entry of `snap`, sorted by URI, and a note per skill
+/// left out.
+pub fn entries(snap: &Snapshot) -> (Vec<Skill>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    for s in &snap.skills {
+        match entry(s) {
+            Ok(e) => out.push(e),
+            Err(n) => notes.push(n),
+        }
+    }
+    out.sort_by(|a, b| a.uri.cmp(&b.uri));
+    (out, notes)
+}
+
+/// The children of a directory resource as `resources/directory/read`
+/// returns them: directories with the `inode/directory` MIME type, files
+/// with their size.
+pub fn directory(snap: &Snapshot, canonical_uri: &str) -> Option<Vec<Resource>> {
+    let children = snap.directory(canonical_uri)?;
+    Some(
+        children
+            .into_iter()
+            .map(|(uri, name, file)| match file {
+                None => Resource::new(uri, name).with_mime_type(DIRECTORY_MIME_TYPE),
+                Some(f) => Resource::new(uri, name)
+                    .with_mime_type(mime_type(&f.rel, as_text(&f.bytes).is_some()))
+                    .with_size(f.bytes.len() as u64),
+            })
+            .collect(),
+    )
+}

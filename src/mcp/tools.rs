@@ -1,0 +1,155 @@
+//! Tools for hosts without the Skills extension (the seed design's
+//! "searchSkills / loadSkill"): `list_skills`, `search_skills` and
+//! `load_skill`. Each answers from the served snapshot only, so a hidden
+//! skill cannot be reached through them either.
+
+use super::resources::{ServedSkill, Snapshot};
+use crate::engine::load;
+use rmcp::model::{CallToolResult, ContentBlock as Content, JsonObject, Tool};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// Default and largest `limit` of `search_skills`.
+pub const DEFAULT_LIMIT: usize = 10;
+pub const MAX_LIMIT: usize = 100;
+
+fn schema(v: Value) -> Arc<JsonObject> {
+    Arc::new(match v {
+        Value::Object(m) => m,
+        _ => JsonObject::new(),
+    })
+}
+
+/// The three tools, in a fixed order.
+pub fn list() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "list_skills",
+            "List every skill this project serves: command, name, description and the URI of its SKILL.md.",
+            schema(json!({"type": "object", "properties": {}})),
+        ),
+        Tool::new(
+            "search_skills",
+            "Find skills relevant to a task; returns ranked commands with scores and the fields that matched.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What the task is about"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most results (default 10)"}
+                },
+                "required": ["query"]
+            })),
+        ),
+        Tool::new(
+            "load_skill",
+            "Load one skill's instructions: the <skill_content> block with its base directory, bundled files and direct sub-skills.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The skill's command (e.g. `sven/implement`) or its name"}
+                },
+                "required": ["name"]
+            })),
+        ),
+    ]
+}
+
+/// Runs tool `name`; `None` when there is no such tool.
+pub fn call(snap: &Snapshot, name: &str, args: &JsonObject) -> Option<CallToolResult> {
+    let out = match name {
+        "list_skills" => Ok(json_text(&Value::Array(
+            snap.skills.iter().map(summary).collect(),
+        ))),
+        "search_skills" => search_tool(snap, args),
+        "load_skill" => load_tool(snap, args),
+        _ => return None,
+    };
+    Some(match out {
+        Ok(text) => CallToolResult::success(vec![Content::text(text)]),
+        Err(e) => CallToolResult::error(vec![Content::text(e)]),
+    })
+}
+
+fn summary(s: &ServedSkill) -> Value {
+    json!({"command": s.command, "name": s.name, "description": s.description, "uri": s.uri})
+}
+
+fn json_text(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn search_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, String> {
+    let query = args
+        .get("query")
+        .and_then(Value::as_str)
+        .ok_or("search_skills needs a string `query`")?;
+    let limit = match args.get("limit") {
+        None | Some(Value::Null) => DEFAULT_LIMIT,
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=MAX_LIMIT as u64).contains(n))
+            .ok_or(format!("`limit` must be an integer from 1 to {MAX_LIMIT}"))?
+            as usize,
+    };
+    Ok(json_text(&Value::Array(search(snap, query, limit))))
+}
+
+/// Ranks served skills for `query`. Until the engine's ranked search is
+/// available this is a case-insensitive substring match over command,
+/// name and description (name hits first, then by command).
+pub fn search(snap: &Snapshot, query: &str, limit: usize) -> Vec<Value> {
+    let terms: Vec<String> = query
+        .split_whitespace()
+        .map(str::to_lowercase)
+        .collect();
+    let mut hits: Vec<(u32, &ServedSkill, Vec<&str>)> = snap
+        .skills
+        .iter()
+        .filter_map(|s| {
+            let mut score = 0u32;
+            let mut fields = Vec::new();
+            for (field, text, weight) in [
+                ("name", format!("{} {}", s.command, s.name).to_lowercase(), 3),
+                ("description", s.description.to_lowercase(), 1),
+            ] {
+                let n = terms.iter().filter(|t| text.contains(t.as_str())).count() as u32;
+                if n > 0 {
+                    score += n * weight;
+                    fields.push(field);
+                }
+            }
+            (score > 0).then_some((score, s, fields))
+        })
+        .collect();
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.command.cmp(&b.1.command)));
+    hits.into_iter()
+        .take(limit)
+        .map(|(score, s, fields)| {
+            let mut v = summary(s);
+            v["score"] = json!(score);
+            v["matched"] = json!(fields);
+            v
+        })
+        .collect()
+}
+
+fn load_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, String> {
+    let name = args
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("load_skill needs a string `name`")?;
+    let skill = snap.skill_by_command(name).or_else(|| {
+        let mut by_name = snap.skills.iter().filter(|s| s.name == name);
+        match (by_name.next(), by_name.next()) {
+            (Some(s), None) => Some(s),
+            _ => None,
+        }
+    });
+    let skill = skill.ok_or(format!(
+        "no served skill `{name}`; call list_skills for the commands"
+    ))?;
+    let catalog = snap.catalog.as_ref().ok_or("no catalog loaded")?;
+    load::render(catalog, &skill.command).map_err(|e| e.to_string())
+}

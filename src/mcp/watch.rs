@@ -1,0 +1,175 @@
+//! Live reload: watch the discovery roots and the config files that shape
+//! eligibility, debounce bursts, rebuild the catalog and the snapshot, and
+//! swap the new snapshot in whole.
+//!
+//! A skill being rewritten is never served half-written: a rebuild starts
+//! only after [`DEBOUNCE`] without events; if more events arrive while it
+//! reads, or the bytes of a `SKILL.md` no longer match the catalog's read
+//! (see `Snapshot::unsettled`), the result is thrown away and the tree is
+//! read again once it is quiet, up to [`MAX_RETRIES`] times.
+//! Only modifications count: reading files raises access events on Linux,
+//! and the server's own reads must not wake it.
+
+use super::resources::Snapshot;
+use super::server::Shared;
+use crate::engine::catalog::Catalog;
+use crate::engine::config::Environment;
+use crate::engine::discover;
+use notify::event::{EventKind, MetadataKind, ModifyKind};
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Quiet time that ends a burst of events.
+pub const DEBOUNCE: Duration = Duration::from_millis(100);
+/// Rebuilds of one burst before an unsettled snapshot is served anyway.
+pub const MAX_RETRIES: usize = 5;
+
+/// Keeps the watcher alive; dropping it stops reloading.
+pub struct Reloader {
+    _thread: std::thread::JoinHandle<()>,
+}
+
+/// Starts watching; `log` receives one line per reload or problem.
+pub fn spawn(
+    env: Environment,
+    shared: Arc<Shared>,
+    log: fn(&str),
+) -> notify::Result<Reloader> {
+    let (tx, rx) = channel::<()>();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(ev) = res {
+            if counts(&ev.kind) {
+                let _ = tx.send(());
+            }
+        }
+    })?;
+    let mut watched = BTreeSet::new();
+    add_watches(&env, &mut watcher, &mut watched);
+    let thread = std::thread::Builder::new()
+        .name("skillpm-mcp-watch".into())
+        .spawn(move || reload_loop(env, shared, watcher, watched, rx, log))
+        .map_err(|e| notify::Error::io(e))?;
+    Ok(Reloader { _thread: thread })
+}
+
+fn counts(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any | EventKind::Other => true,
+        EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
+        EventKind::Modify(_) => true,
+        EventKind::Access(_) => false,
+    }
+}
+
+/// Watches every root that exists (recursively), and non-recursively the
+/// directories whose entries decide the rest: a missing root's parent, the
+/// project directory (`skills.toml`) and the user config directory.
+fn add_watches(env: &Environment, w: &mut RecommendedWatcher, watched: &mut BTreeSet<(PathBuf, bool)>) {
+    let Ok(layout) = discover::layout(env) else {
+        return;
+    };
+    let mut want: Vec<(PathBuf, bool)> = Vec::new();
+    for r in &layout.roots {
+        if r.path.is_dir() {
+            want.push((r.path.clone(), true));
+        } else if let Some(p) = r.path.parent().filter(|p| p.is_dir()) {
+            want.push((p.to_path_buf(), false));
+        }
+    }
+    want.push((env.project_base(), false));
+    if let Some(d) = env.config_dir.as_ref().filter(|d| d.is_dir()) {
+        want.push((d.clone(), false));
+    }
+    for (path, recursive) in want {
+        if watched.contains(&(path.clone(), recursive)) {
+            continue;
+        }
+        let mode = if recursive {
+            RecursiveMode::Recursive
+        } else {
+            RecursiveMode::NonRecursive
+        };
+        if w.watch(&path, mode).is_ok() {
+            watched.insert((path, recursive));
+        }
+    }
+}
+
+/// Takes every pending event; true if there was any.
+fn drain(rx: &Receiver<()>) -> bool {
+    let mut any = false;
+    while rx.try_recv().is_ok() {
+        any = true;
+    }
+    any
+}
+
+/// Waits until no event has arrived for [`DEBOUNCE`]; false when the
+/// watcher is gone.
+fn settle(rx: &Receiver<()>) -> bool {
+    loop {
+        match rx.recv_timeout(DEBOUNCE) {
+            Ok(()) => continue,
+            Err(RecvTimeoutError::Timeout) => return true,
+            Err(RecvTimeoutError::Disconnected) => return false,
+        }
+    }
+}
+
+/// Reads the tree until two looks agree, then returns the snapshot.
+pub fn build_settled(env: &Environment, rx: Option<&Receiver<()>>) -> Result<Snapshot, String> {
+    let mut tries = 0;
+    loop {
+        let catalog = Catalog::build(env).map_err(|e| e.to_string())?;
+        let snap = Snapshot::build(catalog);
+        let moved = rx.is_some_and(drain);
+        if (snap.unsettled || moved) && tries < MAX_RETRIES {
+            tries += 1;
+            match rx {
+                Some(rx) => {
+                    if !settle(rx) {
+                        return Ok(snap);
+                    }
+                }
+                None => std::thread::sleep(DEBOUNCE),
+            }
+            continue;
+        }
+        return Ok(snap);
+    }
+}
+
+fn reload_loop(
+    env: Environment,
+    shared: Arc<Shared>,
+    mut watcher: RecommendedWatcher,
+    mut watched: BTreeSet<(PathBuf, bool)>,
+    rx: Receiver<()>,
+    log: fn(&str),
+) {
+    while rx.recv().is_ok() {
+        if !settle(&rx) {
+            return;
+        }
+        let snap = match build_settled(&env, Some(&rx)) {
+            Ok(s) => s,
+            Err(e) => {
+                log(&format!("reload failed, still serving the previous skills: {e}"));
+                continue;
+            }
+        };
+        let served = snap.skills.len();
+        if let Some(change) = shared.swap(snap) {
+            log(&format!(
+                "reloaded: {served} skill(s) served, {} resource(s) changed",
+                change.uris.len()
+            ));
+        }
+        // A root created since the last look is watched from now on.
+        add_watches(&env, &mut watcher, &mut watched);
+    }
+}
