@@ -7,6 +7,8 @@
 use super::config::{ConfigError, Environment};
 use super::discover::{self, Found, Root, Scope};
 use super::eligibility::{Probe, Reason, Requirements};
+use super::tools::{ToolPolicy, ToolRefs, ToolStatus, Verdict};
+use super::triggers::{self, Triggers};
 use serde_json::{json, Value};
 use skillpm_core::skill::{self, SkillDoc, SkillError, Warning};
 use std::collections::{BTreeMap, HashSet};
@@ -48,6 +50,12 @@ pub struct SkillEntry {
     pub requirements: Requirements,
     /// The parsed file; `None` when it could not be loaded.
     pub doc: Option<SkillDoc>,
+    /// What should bring the skill forward ([`super::triggers`]).
+    pub triggers: Triggers,
+    /// `brief_description`, else the first sentence of the description.
+    pub brief: String,
+    /// The tools the skill names ([`super::tools`]).
+    pub tools: ToolRefs,
     /// Set by the installer layer: the version skillpm installed here.
     pub installed: Option<String>,
 }
@@ -57,12 +65,19 @@ pub struct Catalog {
     pub project: Option<PathBuf>,
     pub roots: Vec<Root>,
     pub skills: Vec<SkillEntry>,
+    /// The host tools the skills were checked against, and the mode.
+    pub tool_policy: ToolPolicy,
 }
 
 impl Catalog {
     /// Discovers, parses and evaluates every skill visible from `env`.
     pub fn build(env: &Environment) -> Result<Catalog, ConfigError> {
         let layout = discover::layout(env)?;
+        let tool_policy = super::config::tool_policy(env)?;
+        Ok(Catalog::assemble(env, layout, tool_policy))
+    }
+
+    fn assemble(env: &Environment, layout: discover::Layout, tool_policy: ToolPolicy) -> Catalog {
         let found = discover::scan(&layout);
         let parsed = parse_all(&found);
         let mut skills: Vec<SkillEntry> = found
@@ -71,12 +86,47 @@ impl Catalog {
             .map(|(f, doc)| entry(f, doc, &layout.roots))
             .collect();
         skills.sort_by(|a, b| a.command.cmp(&b.command).then(b.root.cmp(&a.root)));
-        evaluate(&mut skills, &layout.disabled, &Probe::new(env));
-        Ok(Catalog {
+        evaluate(&mut skills, &layout.disabled, &Probe::new(env), &tool_policy);
+        Catalog {
             project: layout.project,
             roots: layout.roots,
             skills,
-        })
+            tool_policy,
+        }
+    }
+
+    /// A catalog over exactly `roots` (lowest precedence first), reading
+    /// no config file: what an embedding runtime uses, with an
+    /// [`Environment::isolated`] describing its host. `tools` is the
+    /// host's tool policy.
+    pub fn from_roots(env: &Environment, roots: &[PathBuf], tools: ToolPolicy) -> Catalog {
+        let layout = discover::Layout {
+            project: None,
+            roots: roots
+                .iter()
+                .map(|p| Root {
+                    path: p.clone(),
+                    scope: Scope::Extra,
+                    exists: p.is_dir(),
+                })
+                .collect(),
+            disabled: Vec::new(),
+        };
+        Catalog::assemble(env, layout, tools)
+    }
+
+    /// Skills an agent is offered: eligible and not `user_invocable_only`,
+    /// in command order. The prompt, search and the MCP server serve
+    /// exactly these.
+    pub fn visible(&self) -> impl Iterator<Item = &SkillEntry> {
+        self.eligible()
+            .filter(|s| !s.requirements.user_invocable_only)
+    }
+
+    /// `entry`'s tools with whether this host has them (`available` is
+    /// `null` when no host tools were given).
+    pub fn tool_statuses(&self, entry: &SkillEntry) -> Vec<ToolStatus> {
+        self.tool_policy.statuses(&entry.tools)
     }
 
     /// The skill an agent gets for `command` (the unshadowed one).
@@ -115,6 +165,7 @@ impl Catalog {
                     "state": s.state.as_str(),
                     "reason": s.reason,
                     "unchecked": s.requirements.unchecked,
+                    "tools": self.tool_statuses(s),
                     "warnings": s.warnings.iter().map(|w| match w.line {
                         Some(l) => format!("line {l}: {}", w.message),
                         None => w.message.clone(),
@@ -175,6 +226,9 @@ fn entry(f: Found, doc: Result<SkillDoc, SkillError>, roots: &[Root]) -> SkillEn
         requirements: Requirements::default(),
         doc: None,
         installed: None,
+        triggers: Triggers::default(),
+        brief: String::new(),
+        tools: ToolRefs::default(),
     };
     match doc {
         Ok(doc) => {
@@ -191,6 +245,7 @@ fn entry(f: Found, doc: Result<SkillDoc, SkillError>, roots: &[Root]) -> SkillEn
             e.version = doc.version();
             e.requirements = Requirements::from_frontmatter(&doc.frontmatter);
             e.warnings.extend(doc.warnings.iter().cloned());
+            read_triggers_and_tools(&mut e, &doc);
             e.doc = Some(doc);
         }
         Err(err) => {
@@ -201,9 +256,28 @@ fn entry(f: Found, doc: Result<SkillDoc, SkillError>, roots: &[Root]) -> SkillEn
     e
 }
 
-/// Applies shadowing, `disabled`, requirements and conflicts, in that
-/// order. `skills` is sorted by command, highest precedence first.
-fn evaluate(skills: &mut [SkillEntry], disabled: &[String], probe: &Probe) {
+/// Fills in triggers, the brief description and tool references; what
+/// could not be read becomes a warning on the skill's key line.
+fn read_triggers_and_tools(e: &mut SkillEntry, doc: &SkillDoc) {
+    let fm = &doc.frontmatter;
+    let (t, tw) = Triggers::from_frontmatter(fm);
+    let (tools, toolw) = ToolRefs::from_frontmatter(fm);
+    e.triggers = t;
+    e.tools = tools;
+    e.brief = triggers::brief_description(fm, &e.description);
+    let at = |key: &str| doc.key_lines.get(key).copied();
+    let tools_line = at("tools").or(at("allowed-tools")).or(at("toolValidation"));
+    e.warnings.extend(
+        tw.into_iter()
+            .map(|m| (at("triggers"), m))
+            .chain(toolw.into_iter().map(|m| (tools_line, m)))
+            .map(|(line, message)| Warning { line, message }),
+    );
+}
+
+/// Applies shadowing, `disabled`, requirements, tools and conflicts, in
+/// that order. `skills` is sorted by command, highest precedence first.
+fn evaluate(skills: &mut [SkillEntry], disabled: &[String], probe: &Probe, tools: &ToolPolicy) {
     let mut winner: Option<(String, String)> = None;
     for s in skills.iter_mut() {
         match &winner {
@@ -223,6 +297,18 @@ fn evaluate(skills: &mut [SkillEntry], disabled: &[String], probe: &Probe) {
         } else if let Some(r) = probe.check(&s.requirements) {
             s.state = State::Skipped;
             s.reason = Some(r);
+        } else {
+            match tools.check(&s.tools) {
+                Verdict::Fine => {}
+                Verdict::Warn(message) => s.warnings.push(Warning {
+                    line: None,
+                    message,
+                }),
+                Verdict::Skip(detail) => {
+                    s.state = State::Skipped;
+                    s.reason = Some(Reason::new("missing-tool", detail));
+                }
+            }
         }
     }
     resolve_conflicts(skills);

@@ -7,6 +7,7 @@
 //! [`Environment`] so tests can build it explicitly and results are
 //! reproducible.
 
+use super::tools::{HostTools, ToolPolicy, ToolValidation};
 use serde::Deserialize;
 use skillpm_core::text::line_of;
 use std::collections::BTreeSet;
@@ -30,6 +31,12 @@ pub struct Environment {
     pub env_set: BTreeSet<String>,
     /// `std::env::consts::OS` spelling: `linux`, `macos`, `windows`, ...
     pub os: String,
+    /// The binaries an embedder declares available; `None` searches
+    /// `path_var` as a shell would.
+    pub bins: Option<BTreeSet<String>>,
+    /// The host's tools given on the command line (`status --tools`);
+    /// `None` falls back to `[engine] tools`.
+    pub tools: Option<Vec<String>>,
 }
 
 impl Environment {
@@ -67,7 +74,28 @@ impl Environment {
             path_var: std::env::var_os("PATH"),
             env_set,
             os: std::env::consts::OS.to_string(),
+            bins: None,
+            tools: None,
         })
+    }
+
+    /// An environment that reads nothing from the process or the disk:
+    /// no home, no config, no project, no binaries, no variables, this OS.
+    /// An embedder fills in what its host offers ([`Self::bins`],
+    /// [`Self::env_set`], [`Self::tools`], [`Self::os`]) and builds a
+    /// catalog with [`super::catalog::Catalog::from_roots`].
+    pub fn isolated() -> Self {
+        Environment {
+            home: None,
+            config_dir: None,
+            cwd: PathBuf::from("/"),
+            project_override: None,
+            path_var: None,
+            env_set: BTreeSet::new(),
+            os: std::env::consts::OS.to_string(),
+            bins: Some(BTreeSet::new()),
+            tools: None,
+        }
     }
 
     /// The project directory: `-C` if given, else the nearest ancestor of
@@ -104,6 +132,32 @@ impl Environment {
 pub struct EngineTable {
     pub roots: Vec<String>,
     pub disabled: Vec<String>,
+    /// The host's tools, checked against each skill's tool references.
+    pub tools: Option<Vec<String>>,
+    /// What a missing tool does (see [`super::tools`]).
+    pub tool_validation: Option<ToolValidation>,
+}
+
+/// The tool policy from config: the project's `[engine]` table over the
+/// user's, key by key, and [`Environment::tools`] (`--tools`) over both.
+/// A file that cannot be read is an error here as it is for discovery.
+pub fn tool_policy(env: &Environment) -> Result<ToolPolicy, ConfigError> {
+    let mut tools = None;
+    let mut validation = None;
+    let files = [
+        env.user_config_file(),
+        env.project_dir().map(|p| p.join(MANIFEST_FILE)),
+    ];
+    for file in files.into_iter().flatten() {
+        let t = read_engine_table(&file)?;
+        tools = t.tools.or(tools);
+        validation = t.tool_validation.or(validation);
+    }
+    let tools = env.tools.clone().or(tools);
+    Ok(ToolPolicy {
+        host: tools.map(HostTools::new),
+        validation: validation.unwrap_or_default(),
+    })
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -177,9 +177,10 @@ impl<'a> Probe<'a> {
         if let Some(&hit) = self.bins.borrow().get(bin) {
             return hit;
         }
-        let hit = match &self.env.path_var {
-            Some(path) => which::which_in(bin, Some(path), &self.env.cwd).is_ok(),
-            None => false,
+        let hit = match (&self.env.bins, &self.env.path_var) {
+            (Some(declared), _) => declared.contains(bin),
+            (None, Some(path)) => which::which_in(bin, Some(path), &self.env.cwd).is_ok(),
+            (None, None) => false,
         };
         self.bins.borrow_mut().insert(bin.to_string(), hit);
         hit

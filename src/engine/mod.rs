@@ -8,5 +8,10 @@ pub mod discover;
 pub mod eligibility;
 pub mod load;
 pub mod prompt;
+pub mod search;
 pub use skillpm_core::skill;
+#[cfg(test)]
+mod testing;
+pub mod tools;
+pub mod triggers;
 pub mod validate;
