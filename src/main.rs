@@ -129,10 +129,11 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
                 (false, true) => ops::Selection::One,
             };
             let opts = flags.options();
-            Some(
-                ops::add(env, &specs, path.as_deref(), &selection, &opts, &reporter)
-                    .map_err(usage_exit)?,
-            )
+            let added = ops::add(env, &specs, path.as_deref(), &selection, &opts, &reporter);
+            if let Some(listing) = added.as_ref().err().and_then(ops::choice_listing) {
+                listing.lines().for_each(eprint_line);
+            }
+            Some(added.map_err(usage_exit)?)
         }
         PackageCommand::Remove { names, flags } => {
             Some(ops::remove(env, &names, &flags.options(), &reporter)?)

@@ -108,6 +108,19 @@ pub fn add(
     Ok(summary)
 }
 
+/// The skills an `add` error asks the user to choose from, one line
+/// each (command, name, description), for the CLI to print above the
+/// one-line error.
+pub fn choice_listing(e: &Error) -> Option<&str> {
+    match e {
+        Error::Source(s) => match &**s {
+            SourceError::ChooseSkills { listing, .. } => Some(listing),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// `^VERSION` (the version parses back as a requirement by construction).
 fn caret(v: &semver::Version) -> VersionReq {
     VersionReq::parse(&format!("^{v}")).unwrap_or(VersionReq::STAR)

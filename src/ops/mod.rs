@@ -10,7 +10,7 @@ mod remove;
 mod sync;
 mod verify;
 
-pub use add::{add, Selection};
+pub use add::{add, choice_listing, Selection};
 pub use init::init;
 pub use query::{annotate_installed, info, list, outdated, search, ListRow, OutdatedRow};
 pub use registry::{add_owners, login, owners, publish, remove_owners, yank, RegistryArgs};

@@ -190,7 +190,7 @@ pub enum SourceError {
     },
     #[error("{0}")]
     WellKnown(String),
-    #[error("{origin} holds {count} skills; choose with --skill NAME... or --all:\n{listing}")]
+    #[error("{origin} holds {count} skills (listed above); choose with --skill NAME... or --all")]
     ChooseSkills {
         origin: String,
         count: usize,
