@@ -36,6 +36,8 @@ pub enum Error {
     NotInManifest(String),
     #[error("{} already exists", .0.display())]
     AlreadyExists(PathBuf),
+    #[error("{}: {detail}", path.display())]
+    BadImport { path: PathBuf, detail: String },
     #[error("no cache directory: set XDG_CACHE_HOME or HOME")]
     NoCacheDir,
     #[error("no config directory: set HOME")]

@@ -5,11 +5,10 @@ mod cli;
 use anyhow::{Context, Result};
 use clap::Parser;
 use cli::args::{CacheAction, Cli, Command, OwnerAction, PackageCommand, PromptFormat};
-use cli::output::{eprint_line, note, one_line, print, write_stdout, Exit};
+use cli::output::{eprint_line, note, one_line, print, Exit};
 use cli::{progress::CliReporter, render};
 use skillpm::engine::{catalog, config::Environment, load, prompt, validate};
 use skillpm::ops;
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -27,17 +26,11 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     let env = Environment::from_process(cli.project.clone()).context("cannot start")?;
     match cli.command {
-        Command::Status { json } => {
-            let mut cat = catalog::Catalog::build(&env)?;
-            ops::annotate_installed(&mut cat);
-            if json {
-                print(&render::json(&cat.to_json())?)?;
-            } else {
-                let color =
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-                write_stdout(&render::paint(&catalog::render_human(&cat), color))?;
-            }
-        }
+        Command::Status {
+            json,
+            agent,
+            agents,
+        } => cli::status::run(&env, json, agent.as_deref(), agents)?,
         Command::Prompt { budget, format } => {
             let cat = catalog::Catalog::build(&env)?;
             let format = match format {
@@ -113,8 +106,20 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
     let reporter = CliReporter::new(quiet);
     let summary = match cmd {
         PackageCommand::Init => {
-            note(quiet, format!("Created {}", ops::init(env)?.display()));
+            let done = ops::init(env)?;
+            for (id, found) in &done.detected {
+                note(quiet, format!("Detected {id} ({found} exists)"));
+            }
+            note(quiet, format!("Created {}", done.path.display()));
             None
+        }
+        PackageCommand::Import { from, flags } => {
+            let done = ops::import(env, from.as_deref(), &flags.options(), &reporter)?;
+            for line in &done.not_carried {
+                note(quiet, format!("not carried over: {line}"));
+            }
+            note(quiet, format!("Imported {} skill(s) from {}", done.imported.len(), ops::VERCEL_LOCK));
+            Some(done.summary)
         }
         PackageCommand::Add {
             specs,

@@ -30,6 +30,13 @@ pub enum Command {
         /// Machine-readable output (a stable contract).
         #[arg(long)]
         json: bool,
+        /// Exactly what this agent sees: its roots, its precedence and the frontmatter
+        /// keys it honours (claude-code, codex, cursor, ...).
+        #[arg(long, value_name = "NAME", conflicts_with = "agents")]
+        agent: Option<String>,
+        /// A matrix of every skill against every known agent.
+        #[arg(long)]
+        agents: bool,
     },
     /// Print the <available_skills> block an agent would see.
     Prompt {
@@ -73,6 +80,15 @@ pub enum Command {
 pub enum PackageCommand {
     /// Create a commented skills.toml in the current (or -C) directory.
     Init,
+    /// Take over a project managed by vercel's `skills` CLI: its skills-lock.json
+    /// becomes skills.toml and skills.lock (same sources, pinned to full commits).
+    Import {
+        /// The lock to read (default: skills-lock.json in the project).
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+        #[command(flatten)]
+        flags: InstallFlags,
+    },
     /// Add skills to skills.toml, resolve, install, and write the lock.
     Add {
         /// `name[@req]`, `git+URL[@ref]`, `owner/repo[/path][@ref]`,

@@ -5,3 +5,4 @@ pub mod args;
 pub mod output;
 pub mod progress;
 pub mod render;
+pub mod status;

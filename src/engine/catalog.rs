@@ -4,6 +4,7 @@
 //! command, then highest precedence first, so every rendering of a catalog
 //! is deterministic.
 
+use super::agents::{self, Key};
 use super::config::{ConfigError, Environment};
 use super::discover::{self, Found, Root, Scope};
 use super::eligibility::{Probe, Reason, Requirements};
@@ -72,18 +73,31 @@ pub struct Catalog {
 impl Catalog {
     /// Discovers, parses and evaluates every skill visible from `env`.
     pub fn build(env: &Environment) -> Result<Catalog, ConfigError> {
-        let layout = discover::layout(env)?;
-        let tool_policy = super::config::tool_policy(env)?;
-        Ok(Catalog::assemble(env, layout, tool_policy))
+        Ok(Catalog::build_from(env, discover::layout(env)?, None))
     }
 
-    fn assemble(env: &Environment, layout: discover::Layout, tool_policy: ToolPolicy) -> Catalog {
+    /// The catalog over `layout`'s roots, reading eligibility keys in
+    /// `dialect` only (`None`: skillpm's, every form), as one named agent
+    /// sees it ([`super::agents`]).
+    pub fn build_from(env: &Environment, layout: discover::Layout, dialect: Option<&[Key]>) -> Catalog {
+        // `layout` read the same config files, so only a file changed
+        // since then can fail here; it then checks no tools.
+        let tool_policy = super::config::tool_policy(env).unwrap_or_default();
+        Catalog::assemble(env, layout, dialect, tool_policy)
+    }
+
+    fn assemble(
+        env: &Environment,
+        layout: discover::Layout,
+        dialect: Option<&[Key]>,
+        tool_policy: ToolPolicy,
+    ) -> Catalog {
         let found = discover::scan(&layout);
         let parsed = parse_all(&found);
         let mut skills: Vec<SkillEntry> = found
             .into_iter()
             .zip(parsed)
-            .map(|(f, doc)| entry(f, doc, &layout.roots))
+            .map(|(f, doc)| entry(f, doc, &layout.roots, dialect))
             .collect();
         skills.sort_by(|a, b| a.command.cmp(&b.command).then(b.root.cmp(&a.root)));
         evaluate(&mut skills, &layout.disabled, &Probe::new(env), &tool_policy);
@@ -112,7 +126,7 @@ impl Catalog {
                 .collect(),
             disabled: Vec::new(),
         };
-        Catalog::assemble(env, layout, tools)
+        Catalog::assemble(env, layout, None, tools)
     }
 
     /// Skills an agent is offered: eligible and not `user_invocable_only`,
@@ -204,7 +218,12 @@ fn parse_all(found: &[Found]) -> Vec<Result<SkillDoc, SkillError>> {
     })
 }
 
-fn entry(f: Found, doc: Result<SkillDoc, SkillError>, roots: &[Root]) -> SkillEntry {
+fn entry(
+    f: Found,
+    doc: Result<SkillDoc, SkillError>,
+    roots: &[Root],
+    dialect: Option<&[Key]>,
+) -> SkillEntry {
     let dir_name = f
         .dir
         .file_name()
@@ -243,7 +262,10 @@ fn entry(f: Found, doc: Result<SkillDoc, SkillError>, roots: &[Root]) -> SkillEn
             }
             e.description = doc.description().to_string();
             e.version = doc.version();
-            e.requirements = Requirements::from_frontmatter(&doc.frontmatter);
+            e.requirements = match dialect {
+                Some(d) => Requirements::from_frontmatter(&agents::view(&doc.frontmatter, d)),
+                None => Requirements::from_frontmatter(&doc.frontmatter),
+            };
             e.warnings.extend(doc.warnings.iter().cloned());
             read_triggers_and_tools(&mut e, &doc);
             e.doc = Some(doc);

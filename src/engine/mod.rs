@@ -2,6 +2,8 @@
 //! the prompt/load renderings. It performs no network access and installs
 //! nothing, so an agent runtime can embed it alone.
 
+pub mod agent_view;
+pub mod agents;
 pub mod catalog;
 pub mod config;
 pub mod discover;

@@ -2,6 +2,7 @@
 //! marker, swap it in (`renameat2(RENAME_EXCHANGE)` on Linux), so a crash
 //! at any moment leaves the old or the new tree, never neither.
 
+use super::plan::{is_link_to, is_symlink, link_target, LinkMode};
 use super::{InstallError, Marker, MARKER, STAGING_PREFIX};
 use crate::cache::Cache;
 use crate::fs::{copy_tree, exchange, fs_err};
@@ -122,4 +123,74 @@ pub fn sweep_leftovers(root: &Path) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
+}
+
+/// Points `root/<skill>` at the tree written in `primary`: a relative
+/// symlink, or in [`LinkMode::Copy`] a copy of that tree (marker included,
+/// so it is verified like any install). Made beside the destination and
+/// swapped in, so the entry is always the old one or the new one. Only
+/// replaces what is ours: an entry with our marker, or our own link.
+pub fn link_one(
+    root: &Path,
+    primary: &Path,
+    skill: &LockedSkill,
+    mode: LinkMode,
+    cache: &Cache,
+) -> Result<(), InstallError> {
+    let name = skill.name.as_str();
+    let dest = root.join(name);
+    let target = link_target(root, primary, name);
+    let present = std::fs::symlink_metadata(&dest).is_ok();
+    if present && Marker::read(&dest).is_none() && !is_link_to(&dest, &target) {
+        return Err(InstallError::Foreign { path: dest });
+    }
+    std::fs::create_dir_all(root).map_err(fs_err("create", root))?;
+    let staging = tempfile::Builder::new()
+        .prefix(&format!("{STAGING_PREFIX}link-{name}-"))
+        .tempdir_in(root)
+        .map_err(fs_err("create staging directory in", root))?;
+    let tmp = staging.path().join(name);
+    match mode {
+        LinkMode::Symlink => {
+            symlink_dir(&target, &tmp).map_err(fs_err("create the link", &tmp))?;
+        }
+        LinkMode::Copy => {
+            std::fs::create_dir(&tmp).map_err(fs_err("create", &tmp))?;
+            copy_tree(&primary.join(name), &tmp)?;
+        }
+    }
+    let stamp = (mode == LinkMode::Copy)
+        .then(|| crate::fs::fingerprint::of_tree(&tmp, &[MARKER]))
+        .flatten();
+    if present {
+        // The old entry lands in `staging`, which is deleted on drop
+        // (removing a directory never follows a symlink inside it).
+        exchange(&tmp, &dest)?;
+    } else {
+        std::fs::rename(&tmp, &dest).map_err(fs_err("rename into", &dest))?;
+    }
+    if let Some(f) = stamp {
+        cache.stamp_installed(&dest, &skill.checksum, &f);
+    }
+    Ok(())
+}
+
+/// Removes our link or copy `root/<name>` (see [`link_one`]).
+pub fn unlink_one(root: &Path, name: &SkillName) -> Result<bool, InstallError> {
+    let dest = root.join(name.as_str());
+    if is_symlink(&dest) {
+        std::fs::remove_file(&dest).map_err(fs_err("remove", &dest))?;
+        return Ok(true);
+    }
+    remove_one(root, name)
+}
+
+#[cfg(unix)]
+fn symlink_dir(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(windows)]
+fn symlink_dir(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::windows::fs::symlink_dir(target, link)
 }

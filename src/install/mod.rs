@@ -16,9 +16,9 @@ mod marker;
 mod plan;
 mod prepare;
 
-pub use apply::{install_all, remove_one, sweep_leftovers};
+pub use apply::{install_all, link_one, remove_one, sweep_leftovers, unlink_one};
 pub use marker::{Integrity, Marker};
-pub use plan::{installed, plan, Action, Plan};
+pub use plan::{installed, is_link_to, link_target, plan_all, Action, LinkMode, Plan};
 pub use prepare::{prepare, Prepared};
 
 use std::path::PathBuf;

@@ -14,6 +14,12 @@ pub enum Action {
     Replace(LockedSkill),
     Remove(SkillName),
     Unchanged(SkillName),
+    /// In a linked root: point `root/name` at the written tree (a relative
+    /// symlink, or a copy of it when the root copies).
+    Link(LockedSkill),
+    /// In a linked root: remove our link (or copy) of a skill the lock no
+    /// longer lists.
+    Unlink(SkillName),
 }
 
 /// A plan for one install root.
@@ -21,6 +27,10 @@ pub enum Action {
 pub struct Plan {
     pub root: PathBuf,
     pub actions: Vec<Action>,
+    /// For every root but the first: the root holding the written trees,
+    /// which this one links to. Several agents' directories are served by
+    /// one tree per skill.
+    pub links_to: Option<PathBuf>,
 }
 
 impl Plan {
@@ -31,6 +41,120 @@ impl Plan {
             _ => None,
         })
     }
+}
+
+/// Plans every root: the first holds the trees ([`plan`]), the others link
+/// to it ([`plan_links`]).
+pub fn plan_all(
+    roots: &[PathBuf],
+    wanted: &[LockedSkill],
+    cache: &Cache,
+    mode: LinkMode,
+) -> Vec<Plan> {
+    let Some((first, rest)) = roots.split_first() else {
+        return Vec::new();
+    };
+    let mut plans = vec![plan(first, wanted, cache)];
+    plans.extend(rest.iter().map(|r| plan_links(r, first, wanted, cache, mode)));
+    plans
+}
+
+/// How a linked root holds a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LinkMode {
+    /// A relative symlink to the written tree (`../../.agents/skills/x`):
+    /// one tree on disk, and the link stays valid wherever the project is
+    /// cloned.
+    #[default]
+    Symlink,
+    /// A full copy with its own marker, for tools or filesystems that do
+    /// not follow symlinks.
+    Copy,
+}
+
+/// The link target for `name` in `root`: the path of `primary/name`
+/// relative to `root`.
+pub fn link_target(root: &Path, primary: &Path, name: &str) -> PathBuf {
+    let from: Vec<_> = root.components().collect();
+    let to: Vec<_> = primary.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut rel = PathBuf::new();
+    for _ in common..from.len() {
+        rel.push("..");
+    }
+    for c in &to[common..] {
+        rel.push(c);
+    }
+    rel.join(name)
+}
+
+/// Plans a linked root: a wanted skill is unchanged when its entry is the
+/// right link (or, in copy mode, an intact copy); anything else of ours is
+/// relinked, and our links and copies the lock no longer wants are
+/// removed. A link left dangling by an interrupted run still counts as
+/// ours when it points where we would point it.
+pub fn plan_links(
+    root: &Path,
+    primary: &Path,
+    wanted: &[LockedSkill],
+    cache: &Cache,
+    mode: LinkMode,
+) -> Plan {
+    let mut actions = Vec::new();
+    for s in wanted {
+        let dir = root.join(s.name.as_str());
+        let ok = match mode {
+            LinkMode::Symlink => is_link_to(&dir, &link_target(root, primary, s.name.as_str())),
+            LinkMode::Copy => {
+                !is_symlink(&dir)
+                    && Marker::read(&dir).is_some_and(|m| {
+                        m.checksum == s.checksum
+                            && m.integrity(&dir, cache, true) == Integrity::Intact
+                    })
+            }
+        };
+        actions.push(if ok {
+            Action::Unchanged(s.name.clone())
+        } else {
+            Action::Link(s.clone())
+        });
+    }
+    let wanted_names: std::collections::HashSet<&SkillName> =
+        wanted.iter().map(|w| &w.name).collect();
+    let mut orphans: Vec<SkillName> = read_names(root)
+        .into_iter()
+        .filter(|n| !wanted_names.contains(n))
+        .filter(|n| {
+            let dir = root.join(n.as_str());
+            Marker::read(&dir).is_some() || is_link_to(&dir, &link_target(root, primary, n.as_str()))
+        })
+        .collect();
+    orphans.sort();
+    actions.extend(orphans.into_iter().map(Action::Unlink));
+    Plan {
+        root: root.to_path_buf(),
+        actions,
+        links_to: Some(primary.to_path_buf()),
+    }
+}
+
+/// Whether `p` is a symlink whose text is exactly `target`.
+pub fn is_link_to(p: &Path, target: &Path) -> bool {
+    is_symlink(p) && std::fs::read_link(p).is_ok_and(|t| t == target)
+}
+
+pub(super) fn is_symlink(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// The entries of `root` whose names are skill names.
+fn read_names(root: &Path) -> Vec<SkillName> {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| SkillName::new(&e.file_name().to_string_lossy()).ok())
+        .collect()
 }
 
 /// Compares the wanted skills with what is on disk in `root`, so that one
@@ -66,6 +190,7 @@ pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
     Plan {
         root: root.to_path_buf(),
         actions,
+        links_to: None,
     }
 }
 
@@ -77,11 +202,8 @@ pub fn installed(root: &Path) -> Vec<SkillName> {
 /// [`installed`], not counting `skip` (whose markers the caller has read
 /// already: a no-op run reads each marker once).
 fn installed_except(root: &Path, skip: &std::collections::HashSet<&SkillName>) -> Vec<SkillName> {
-    let Ok(rd) = std::fs::read_dir(root) else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter_map(|e| SkillName::new(&e.file_name().to_string_lossy()).ok())
+    read_names(root)
+        .into_iter()
         .filter(|n| !skip.contains(n) && Marker::read(&root.join(n.as_str())).is_some())
         .collect()
 }

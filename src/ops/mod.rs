@@ -3,6 +3,7 @@
 //! data for the CLI to print. Nothing here draws to the terminal.
 
 mod add;
+mod import;
 mod init;
 mod query;
 mod registry;
@@ -11,7 +12,8 @@ mod sync;
 mod verify;
 
 pub use add::{add, choice_listing, Selection};
-pub use init::init;
+pub use import::{folder_hash, import, Imported, VERCEL_LOCK};
+pub use init::{init, Initialized};
 pub use query::{annotate_installed, info, list, outdated, search, ListRow, OutdatedRow};
 pub use registry::{add_owners, login, owners, publish, remove_owners, yank, RegistryArgs};
 pub use remove::remove;

@@ -115,11 +115,13 @@ impl<'a> Run<'a> {
                 });
             }
         }
-        let plans: Vec<Plan> = project
-            .targets(manifest)?
-            .iter()
-            .map(|root| install::plan(root, &new.skills, &self.cache))
-            .collect();
+        let mode = if manifest.install_copy {
+            install::LinkMode::Copy
+        } else {
+            install::LinkMode::Symlink
+        };
+        let plans: Vec<Plan> =
+            install::plan_all(&project.targets(manifest)?, &new.skills, &self.cache, mode);
         let mut needed: Vec<&LockedSkill> = Vec::new();
         for s in plans.iter().flat_map(Plan::needed) {
             if !needed.iter().any(|n| n.checksum == s.checksum) {
@@ -139,7 +141,7 @@ impl<'a> Run<'a> {
         }
         let mut summary = Summary::default();
         for p in &plans {
-            apply(p, &trees, &self.cache, reporter, &mut summary)?;
+            apply(p, &trees, &self.cache, mode, reporter, &mut summary)?;
         }
         for n in &new.skills {
             if let Some(o) = old.get(&n.name).filter(|o| *o != n) {
@@ -168,6 +170,7 @@ fn apply(
     p: &Plan,
     trees: &Prepared,
     cache: &crate::cache::Cache,
+    mode: install::LinkMode,
     reporter: &dyn Reporter,
     summary: &mut Summary,
 ) -> Result<()> {
@@ -203,6 +206,15 @@ fn apply(
                 }
             }
             Action::Unchanged(_) => summary.unchanged += 1,
+            // Linked roots come after the first, whose trees are in place.
+            Action::Link(s) => {
+                if let Some(primary) = &p.links_to {
+                    install::link_one(&p.root, primary, s, mode, cache)?;
+                }
+            }
+            Action::Unlink(name) => {
+                install::unlink_one(&p.root, name)?;
+            }
         }
     }
     Ok(())

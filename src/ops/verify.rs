@@ -25,7 +25,8 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
     let lock = project.read_lock()?;
     let cache = opts.cache()?;
     let mut issues = Vec::new();
-    for root in project.targets(&manifest)? {
+    let roots = project.targets(&manifest)?;
+    for (i, root) in roots.iter().enumerate() {
         let issue = |skill: &str, problem: String| VerifyIssue {
             skill: skill.to_string(),
             root: root.display().to_string(),
@@ -34,6 +35,18 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
         for s in &lock.skills {
             let dir = root.join(s.name.as_str());
             let name = s.name.as_str();
+            // A root after the first may hold a link to the first's tree,
+            // which is verified there; the link must point exactly there.
+            if i > 0 && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                let want = install::link_target(root, &roots[0], name);
+                if !install::is_link_to(&dir, &want) {
+                    issues.push(issue(
+                        name,
+                        format!("is a link that does not point to {}; {REPAIR}", want.display()),
+                    ));
+                }
+                continue;
+            }
             let m = match Marker::read(&dir) {
                 None => {
                     issues.push(issue(name, format!("not installed; {REPAIR}")));
@@ -62,7 +75,7 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
                 )),
             }
         }
-        for orphan in install::installed(&root) {
+        for orphan in install::installed(root) {
             if lock.get(&orphan).is_none() {
                 issues.push(issue(
                     orphan.as_str(),

@@ -9,6 +9,7 @@ pub mod manifest;
 pub mod spec;
 
 use crate::cache::{short_hash, Cache};
+use crate::engine::agents;
 use crate::engine::config::{Environment, MANIFEST_FILE, MAX_CONFIG_BYTES};
 use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile, LockfileError};
 use crate::project::manifest::{Manifest, ManifestError};
@@ -48,6 +49,8 @@ pub enum ProjectError {
         target: String,
         reason: &'static str,
     },
+    #[error("install target `{target}` in skills.toml is not a known agent ({known}); write a directory as `./{target}`")]
+    UnknownAgent { target: String, known: String },
     #[error("install target `{target}` is reached through the symlink {}; skillpm never writes through a symlink (replace it with a directory)", link.display())]
     SymlinkedTarget { target: String, link: PathBuf },
 }
@@ -153,10 +156,16 @@ impl Project {
         Ok(ProjectGuard { _file: f })
     }
 
-    /// The install roots, absolute. A project's targets come from whoever
-    /// wrote its skills.toml, so each must be a relative path that stays
-    /// inside the project and is not reached through a symlink (a
-    /// committed `.agents -> ~/.claude` must not redirect the writes).
+    /// The install roots, absolute, each once, in the order skills.toml
+    /// names them. A target is an agent name ([`agents::AGENTS`]: its
+    /// project skill directory, the shared `.agents/skills` for most) or a
+    /// directory; targets that come to the same directory are one root, so
+    /// `["codex", "cursor", "gemini-cli"]` is one `.agents/skills`. The
+    /// first root (`.agents/skills` whenever it is a target) holds the
+    /// written trees, the others link to them ([`crate::install`]). A project's targets come from whoever wrote its
+    /// skills.toml, so each must be a relative path that stays inside the
+    /// project and is not reached through a symlink (a committed
+    /// `.agents -> ~/.claude` must not redirect the writes).
     pub fn targets(&self, manifest: &Manifest) -> Result<Vec<PathBuf>, ProjectError> {
         if self.global {
             let home = self.home.as_ref().ok_or(ProjectError::NoHome)?;
@@ -166,7 +175,21 @@ impl Project {
             .install_targets
             .clone()
             .unwrap_or_else(|| vec![DEFAULT_TARGET.to_string()]);
-        list.iter().map(|t| self.target(t)).collect()
+        let mut out: Vec<PathBuf> = Vec::new();
+        for t in &list {
+            let dir = self.target(t)?;
+            if !out.contains(&dir) {
+                out.push(dir);
+            }
+        }
+        // The shared directory, when targeted, holds the trees: it is the
+        // one most agents read, so the others link to it (as vercel's
+        // `skills` lays out a project too).
+        let shared = self.dir.join(agents::SHARED);
+        if let Some(i) = out.iter().position(|d| *d == shared) {
+            out[..=i].rotate_right(1);
+        }
+        Ok(out)
     }
 
     fn target(&self, target: &str) -> Result<PathBuf, ProjectError> {
@@ -174,7 +197,19 @@ impl Project {
             target: target.to_string(),
             reason,
         };
-        let rel = Path::new(target);
+        let dir = match agents::find(target) {
+            Some(agent) => agent.install,
+            // A bare word that is no agent is almost always a misspelt
+            // agent; a directory of that name is written `./name`.
+            None if !target.contains('/') && !target.starts_with('.') => {
+                return Err(ProjectError::UnknownAgent {
+                    target: target.to_string(),
+                    known: agents::ids(),
+                })
+            }
+            None => target,
+        };
+        let rel = Path::new(dir);
         let mut normal = 0;
         for c in rel.components() {
             match c {
@@ -204,7 +239,12 @@ impl Project {
                 Err(_) => break,
             }
         }
-        Ok(self.dir.join(rel))
+        // Normal components only, so `./.agents/skills` and
+        // `.agents/skills` are the same root.
+        Ok(rel
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .fold(self.dir.clone(), |p, c| p.join(c)))
     }
 
     /// The registry URL for a dependency: a named registry from

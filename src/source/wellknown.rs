@@ -42,14 +42,12 @@ const MAX_FILES: usize = 1000;
 /// What a skill of an index is served as.
 #[derive(Debug, Clone)]
 pub enum Artifact {
-    /// One `SKILL.md`.
-    SkillMd { url: WellKnownUrl, digest: Checksum },
-    /// A `.tar.gz` or `.zip` of the skill directory.
-    Archive {
-        url: WellKnownUrl,
-        digest: Checksum,
-        format: Format,
-    },
+    /// One file with a digest: a `SKILL.md` (type `skill-md`) or a
+    /// `.tar.gz` / `.zip` of the skill directory (type `archive`). Which
+    /// one is decided by the verified bytes themselves (see
+    /// [`Format::sniff`]), so a lock needs no type and a server may name
+    /// its URLs as it likes.
+    Single { url: WellKnownUrl, digest: Checksum },
     /// Legacy: files under `dir`, each with its digest when the index
     /// gives one.
     Files {
@@ -84,7 +82,17 @@ impl Index {
 
 #[derive(serde::Deserialize)]
 struct RawIndex {
+    #[serde(default, rename = "$schema")]
+    schema: Option<String>,
     skills: Vec<RawSkill>,
+}
+
+/// The index schemas this client reads: any 0.x discovery schema (the
+/// legacy v0.1.0 index has none).
+fn known_schema(s: &str) -> bool {
+    s.strip_prefix("https://schemas.agentskills.io/discovery/")
+        .and_then(|rest| rest.split('/').next())
+        .is_some_and(|v| v.starts_with("0."))
 }
 
 #[derive(serde::Deserialize)]
@@ -127,6 +135,12 @@ struct RawPackage {
 pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, String> {
     let raw: RawIndex =
         serde_json::from_slice(body).map_err(|e| format!("not a skills index: {e}"))?;
+    if let Some(schema) = raw.schema.as_deref().filter(|s| !known_schema(s)) {
+        return Err(format!(
+            "unsupported index schema {:?}; upgrade skillpm",
+            sanitize(schema)
+        ));
+    }
     let mut skills: Vec<Listed> = Vec::new();
     let mut skipped = Vec::new();
     for entry in raw.skills {
@@ -169,14 +183,16 @@ fn listed(index: &WellKnownUrl, e: RawSkill) -> Result<Listed, String> {
     let name = SkillName::new(raw_name).map_err(|err| format!("invalid name: {err}"))?;
     let description = e.description.as_str().unwrap_or("").to_string();
     let artifact = match (e.kind.as_deref(), &e.url, &e.package, &e.files) {
-        (Some("skill-md"), Some(u), _, _) => Artifact::SkillMd {
+        (Some("skill-md" | "archive"), Some(u), _, _) => Artifact::Single {
             url: join(index, u)?,
             digest: digest(e.digest.as_deref())?,
         },
-        (Some("archive"), Some(u), _, _) => archive_artifact(index, u, e.digest.as_deref())?,
         (Some("skill-md" | "archive"), None, _, _) => return Err("no `url`".into()),
         (Some(other), _, _, _) => return Err(format!("unknown type {:?}", sanitize(other))),
-        (None, _, Some(p), _) => archive_artifact(index, &p.url, Some(&p.digest))?,
+        (None, _, Some(p), _) => Artifact::Single {
+            url: join(index, &p.url)?,
+            digest: digest(Some(&p.digest))?,
+        },
         (None, _, None, Some(files)) => files_artifact(index, &name, files)?,
         (None, _, None, None) => return Err("neither `type` and `url` nor `files`".into()),
     };
@@ -184,17 +200,6 @@ fn listed(index: &WellKnownUrl, e: RawSkill) -> Result<Listed, String> {
         name,
         description,
         artifact,
-    })
-}
-
-fn archive_artifact(index: &WellKnownUrl, u: &str, d: Option<&str>) -> Result<Artifact, String> {
-    let url = join(index, u)?;
-    let format = Format::from_name(url.as_url().path())
-        .ok_or("an archive must be a .tar.gz or a .zip")?;
-    Ok(Artifact::Archive {
-        url,
-        digest: digest(d)?,
-        format,
     })
 }
 
@@ -368,33 +373,35 @@ impl WellKnownSource {
         let tmp_parent = self.cache.root().join("tmp");
         std::fs::create_dir_all(&tmp_parent).map_err(crate::fs::fs_err("create", &tmp_parent))?;
         let (dir, artifact_url, digest) = match artifact {
-            Artifact::SkillMd { url, digest } => {
-                let want = expected.unwrap_or(digest);
-                let bytes = self.get_found(url, skillpm_core::skill::MAX_SKILL_MD_BYTES).await?;
-                verify::verify_artifact(name, url.as_str(), want, &bytes)?;
-                let dir = new_tmp(&tmp_parent)?;
-                write_new(dir.path(), "SKILL.md", &bytes)?;
-                (dir, url.clone(), *want)
-            }
-            Artifact::Archive {
-                url,
-                digest,
-                format,
-            } => {
+            Artifact::Single { url, digest } => {
                 let want = expected.unwrap_or(digest);
                 let bytes = self.get_found(url, MAX_ARTIFACT_BYTES).await?;
                 verify::verify_artifact(name, url.as_str(), want, &bytes)?;
-                let dir = archive::unpack_to_new_dir_as(
-                    *format,
-                    &bytes,
-                    None,
-                    &tmp_parent,
-                    &self.limits,
-                )
-                .map_err(|source| SourceError::Refused {
-                    package: name.to_string(),
-                    source,
-                })?;
+                let dir = match Format::sniff(&bytes) {
+                    Some(format) => archive::unpack_to_new_dir_as(
+                        format,
+                        &bytes,
+                        None,
+                        &tmp_parent,
+                        &self.limits,
+                    )
+                    .map_err(|source| SourceError::Refused {
+                        package: name.to_string(),
+                        source,
+                    })?,
+                    None if bytes.len() as u64 > skillpm_core::skill::MAX_SKILL_MD_BYTES => {
+                        return Err(SourceError::BadSkill {
+                            dir: sanitize(url.as_str()).into_owned(),
+                            message: "neither an archive nor a SKILL.md of at most 256 KiB"
+                                .into(),
+                        })
+                    }
+                    None => {
+                        let dir = new_tmp(&tmp_parent)?;
+                        write_new(dir.path(), "SKILL.md", &bytes)?;
+                        dir
+                    }
+                };
                 (dir, url.clone(), *want)
             }
             Artifact::Files { dir: base, files } => {
@@ -562,17 +569,10 @@ impl Source for WellKnownSource {
         else {
             unreachable!("WellKnownSource is only handed well-known packages")
         };
-        // Fetched by the locked URL; only a legacy skill (a list of files)
-        // needs its index again, for the list.
-        let path = artifact.as_url().path();
-        let art = if let Some(format) = Format::from_name(path) {
-            Artifact::Archive {
-                url: artifact.clone(),
-                digest: *digest,
-                format,
-            }
-        } else if !path.ends_with('/') {
-            Artifact::SkillMd {
+        // Fetched by the locked URL; only a legacy skill (a list of files,
+        // locked as its directory URL) needs its index again, for the list.
+        let art = if !artifact.as_url().path().ends_with('/') {
+            Artifact::Single {
                 url: artifact.clone(),
                 digest: *digest,
             }

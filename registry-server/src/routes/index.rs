@@ -73,7 +73,7 @@ fn rfc3339(t: i64) -> Option<String> {
 }
 
 /// Weak validators (`W/"..."`) match too: the body is the same either way.
-fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
+pub(super) fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
     headers
         .get_all(IF_NONE_MATCH)
         .iter()

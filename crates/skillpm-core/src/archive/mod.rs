@@ -38,6 +38,18 @@ pub enum Format {
 }
 
 impl Format {
+    /// The format `bytes` are in, by their magic number (gzip `1f 8b`,
+    /// zip `PK\x03\x04` or an empty zip's `PK\x05\x06`); `None` for
+    /// anything else. Servers name archives freely (a registry's
+    /// `/download`), so the bytes decide, not the URL.
+    pub fn sniff(bytes: &[u8]) -> Option<Format> {
+        match bytes {
+            [0x1f, 0x8b, ..] => Some(Format::TarGz),
+            [b'P', b'K', 3, 4, ..] | [b'P', b'K', 5, 6, ..] => Some(Format::Zip),
+            _ => None,
+        }
+    }
+
     /// The format a URL or file name ends in (`.tar.gz`, `.tgz`, `.zip`),
     /// ignoring case, query and fragment.
     pub fn from_name(name: &str) -> Option<Format> {

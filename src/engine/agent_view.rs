@@ -1,0 +1,197 @@
+//! What one named agent sees: its roots in its precedence, evaluated in its
+//! dialect ([`super::agents`]); and the matrix of every skill against every
+//! agent. skillpm's own config (`[engine] roots`, `disabled`) is skillpm's,
+//! not the agent's, so it plays no part here.
+
+use super::agents::{Agent, AGENTS};
+use super::catalog::{Catalog, State};
+use super::config::Environment;
+use super::discover::{Layout, Root, Scope};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// The roots `agent` reads from `env`, lowest precedence first. Without a
+/// home directory the user roots are left out.
+pub fn layout(env: &Environment, agent: &Agent) -> Layout {
+    let base = env.project_base();
+    let mut roots: Vec<Root> = Vec::new();
+    for r in agent.roots {
+        let path = match r.scope {
+            Scope::User => match &env.home {
+                Some(h) => h.join(r.path),
+                None => continue,
+            },
+            _ => base.join(r.path),
+        };
+        // A project at the home directory reads one directory once; its
+        // later (higher) position is the one that counts.
+        roots.retain(|x| x.path != path);
+        let exists = path.is_dir();
+        roots.push(Root {
+            path,
+            scope: r.scope,
+            exists,
+        });
+    }
+    Layout {
+        project: env.project_dir(),
+        roots,
+        disabled: Vec::new(),
+    }
+}
+
+/// The catalog exactly as `agent` sees it.
+pub fn catalog(env: &Environment, agent: &Agent) -> Catalog {
+    Catalog::build_from(env, layout(env, agent), Some(agent.dialect))
+}
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cell {
+    /// `eligible`, `skipped` or `absent`.
+    pub state: &'static str,
+    /// The reason code when skipped (`missing-bin`, `invalid: ...` as
+    /// `bad-frontmatter`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Eligible but never offered to the model (`disable-model-invocation`,
+    /// `user_invocable_only`): the user must name it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub user_only: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub command: String,
+    /// One cell per agent, in [`Matrix::agents`] order.
+    pub cells: Vec<Cell>,
+}
+
+/// Every skill any agent sees, against every agent; rows sorted by
+/// command, columns by agent id, so the output is the same on every run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Matrix {
+    pub agents: Vec<&'static str>,
+    pub skills: Vec<Row>,
+}
+
+pub fn matrix(env: &Environment) -> Matrix {
+    let cats: Vec<Catalog> = AGENTS.iter().map(|a| catalog(env, a)).collect();
+    let commands: BTreeSet<&str> = cats
+        .iter()
+        .flat_map(|c| c.skills.iter().map(|s| s.command.as_str()))
+        .collect();
+    let skills = commands
+        .into_iter()
+        .map(|cmd| Row {
+            command: cmd.to_string(),
+            cells: cats.iter().map(|c| cell(c, cmd)).collect(),
+        })
+        .collect();
+    Matrix {
+        agents: AGENTS.iter().map(|a| a.id).collect(),
+        skills,
+    }
+}
+
+fn cell(cat: &Catalog, command: &str) -> Cell {
+    match cat.find(command) {
+        None => Cell {
+            state: "absent",
+            reason: None,
+            user_only: false,
+        },
+        Some(s) if s.state == State::Eligible => Cell {
+            state: "eligible",
+            reason: None,
+            user_only: s.requirements.user_invocable_only,
+        },
+        Some(s) => Cell {
+            state: "skipped",
+            reason: s.reason.as_ref().map(|r| r.code.clone()),
+            user_only: false,
+        },
+    }
+}
+
+impl Matrix {
+    /// A fixed-width table: `yes`, `user` (eligible, user-invoked only),
+    /// `skip:<code>` or `-`.
+    pub fn render_human(&self) -> String {
+        let text = |c: &Cell| match (c.state, &c.reason) {
+            ("eligible", _) if c.user_only => "user".to_string(),
+            ("eligible", _) => "yes".to_string(),
+            ("skipped", Some(r)) => format!("skip:{r}"),
+            ("skipped", None) => "skip".to_string(),
+            _ => "-".to_string(),
+        };
+        let first = self
+            .skills
+            .iter()
+            .map(|r| r.command.chars().count())
+            .max()
+            .unwrap_or(0)
+            .clamp(5, 40);
+        let widths: Vec<usize> = self
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                self.skills
+                    .iter()
+                    .map(|r| text(&r.cells[i]).len())
+                    .max()
+                    .unwrap_or(0)
+                    .max(a.len())
+            })
+            .collect();
+        let mut out = format!("{:<first$}", "skill");
+        for (a, w) in self.agents.iter().zip(&widths) {
+            out.push_str(&format!("  {a:<w$}"));
+        }
+        out = out.trim_end().to_string();
+        out.push('\n');
+        for r in &self.skills {
+            let mut line = format!("{:<first$}", r.command);
+            for (c, w) in r.cells.iter().zip(&widths) {
+                line.push_str(&format!("  {:<w$}", text(c)));
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        if self.skills.is_empty() {
+            out.push_str("No skills found.\n");
+        }
+        out
+    }
+}
+
+/// The header `status --agent` prints above the catalog: who, where it is
+/// documented, and which keys decide eligibility.
+pub fn describe(agent: &Agent) -> String {
+    let dialect = if agent.dialect.is_empty() {
+        "none (every valid skill is offered; requirement keys are ignored)".to_string()
+    } else {
+        agent
+            .dialect
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "Agent: {} ({})\nDialect: {dialect}\nInstalls into: {}\nSource: {}\nNote: {}\n",
+        agent.display, agent.id, agent.install, agent.source, agent.note
+    )
+}
+
+/// [`describe`] as JSON, added to `status --json` under `"agent"`.
+pub fn describe_json(agent: &Agent) -> serde_json::Value {
+    serde_json::json!({
+        "id": agent.id,
+        "name": agent.display,
+        "install": agent.install,
+        "dialect": agent.dialect.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+        "source": agent.source,
+    })
+}

@@ -1,0 +1,378 @@
+//! Named agents: where each one reads skills, in which order, and which
+//! frontmatter keys it honours when deciding whether a skill is offered.
+//!
+//! Pure data and pure functions (no I/O), so an agent runtime embedding the
+//! engine gets the same answers as `skillpm status --agent NAME`. Every row
+//! comes from the agent's own documentation, cited in [`Agent::source`]
+//! (and in the README's agent table). Where a document names directories but
+//! not their order, the order below is the one the README states as ours:
+//! project over user, and within a scope the agent's own directory over the
+//! shared ones it reads for compatibility.
+
+use super::discover::Scope;
+use serde_json::{Map, Value};
+
+/// A frontmatter key (or family of keys) the engine can honour. A dialect
+/// is the list of these an agent reads; everything else in the
+/// frontmatter is ignored for that agent's view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Key {
+    /// Top-level `requires: {bins, anyBins, env, os}`.
+    Requires,
+    /// Top-level `os: [...]`.
+    Os,
+    /// Top-level `conflicts: [...]`.
+    Conflicts,
+    /// Top-level `always: true` (bypasses the prompt budget).
+    Always,
+    /// Top-level `user_invocable_only: true`.
+    UserInvocableOnly,
+    /// An agent's own block (`sven: {requires_bins, requires_env, ...}`).
+    AgentBlocks,
+    /// `metadata.openclaw` (and the older `clawdbot` / `clawdis`).
+    OpenclawMetadata,
+    /// `disable-model-invocation: true`: the skill is only run when the
+    /// user names it, so it is never offered to the model (the engine's
+    /// `user_invocable_only`).
+    DisableModelInvocation,
+}
+
+impl Key {
+    /// How the key is written in a SKILL.md, for `status --agent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Key::Requires => "requires",
+            Key::Os => "os",
+            Key::Conflicts => "conflicts",
+            Key::Always => "always",
+            Key::UserInvocableOnly => "user_invocable_only",
+            Key::AgentBlocks => "<agent>: {requires_bins, requires_env, always, user_invocable_only}",
+            Key::OpenclawMetadata => "metadata.openclaw (clawdbot, clawdis)",
+            Key::DisableModelInvocation => "disable-model-invocation",
+        }
+    }
+}
+
+/// skillpm's own dialect: every form public skills use (the default view).
+pub const SKILLPM_DIALECT: &[Key] = &[
+    Key::Requires,
+    Key::Os,
+    Key::Conflicts,
+    Key::Always,
+    Key::UserInvocableOnly,
+    Key::AgentBlocks,
+    Key::OpenclawMetadata,
+];
+
+/// One directory an agent reads skills from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentRoot {
+    pub scope: Scope,
+    /// Relative to the project (project scope) or the home directory
+    /// (user scope).
+    pub path: &'static str,
+}
+
+/// One agent's documented skill layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Agent {
+    /// The name written in `[install] targets` and `--agent`.
+    pub id: &'static str,
+    pub display: &'static str,
+    /// Every directory the agent reads, lowest precedence first: a later
+    /// root's skill shadows an earlier one with the same command.
+    pub roots: &'static [AgentRoot],
+    /// Where skillpm installs for this agent inside a project: the shared
+    /// `.agents/skills` whenever the agent reads it, so several agents are
+    /// served by one directory instead of one copy each.
+    pub install: &'static str,
+    /// The frontmatter keys it honours for eligibility.
+    pub dialect: &'static [Key],
+    /// Where the roots, their order and the dialect are documented.
+    pub source: &'static str,
+    /// What the documentation leaves open, said once for the README.
+    pub note: &'static str,
+    /// Project paths whose presence shows the project uses this agent
+    /// (`skillpm init` proposes it as a target).
+    pub detect: &'static [&'static str],
+}
+
+const fn user(path: &'static str) -> AgentRoot {
+    AgentRoot {
+        scope: Scope::User,
+        path,
+    }
+}
+
+const fn project(path: &'static str) -> AgentRoot {
+    AgentRoot {
+        scope: Scope::Project,
+        path,
+    }
+}
+
+/// The shared project directory most agents read.
+pub const SHARED: &str = ".agents/skills";
+
+/// Every agent skillpm knows, sorted by id.
+pub const AGENTS: &[Agent] = &[
+    Agent {
+        id: "amp",
+        display: "Amp",
+        roots: &[
+            user(".claude/skills"),
+            user(".config/amp/skills"),
+            user(".config/agents/skills"),
+            project(".claude/skills"),
+            project(".agents/skills"),
+        ],
+        install: SHARED,
+        dialect: &[],
+        source: "https://ampcode.com/manual#agent-skills",
+        note: "reads name and description only",
+        detect: &[".amp"],
+    },
+    Agent {
+        id: "claude-code",
+        display: "Claude Code",
+        // Personal skills override project skills (enterprise > personal >
+        // project > plugin), so the user root comes last.
+        roots: &[project(".claude/skills"), user(".claude/skills")],
+        install: ".claude/skills",
+        dialect: &[Key::DisableModelInvocation],
+        source: "https://code.claude.com/docs/en/skills",
+        note: "personal skills win over project skills; does not read .agents/skills",
+        detect: &[".claude", "CLAUDE.md"],
+    },
+    Agent {
+        id: "codex",
+        display: "OpenAI Codex",
+        roots: &[user(".agents/skills"), project(".agents/skills")],
+        install: SHARED,
+        dialect: &[],
+        source: "https://developers.openai.com/codex/skills",
+        note: "repository skills over user skills; eligibility lives in agents/openai.yaml, not SKILL.md",
+        detect: &[".codex"],
+    },
+    Agent {
+        id: "cursor",
+        display: "Cursor",
+        roots: &[
+            user(".codex/skills"),
+            user(".claude/skills"),
+            user(".agents/skills"),
+            user(".cursor/skills"),
+            project(".codex/skills"),
+            project(".claude/skills"),
+            project(".agents/skills"),
+            project(".cursor/skills"),
+        ],
+        install: SHARED,
+        dialect: &[Key::DisableModelInvocation],
+        source: "https://cursor.com/docs/skills",
+        note: "precedence between its directories is not documented",
+        detect: &[".cursor", ".cursorrules"],
+    },
+    Agent {
+        id: "gemini-cli",
+        display: "Gemini CLI",
+        roots: &[
+            user(".gemini/skills"),
+            user(".agents/skills"),
+            project(".gemini/skills"),
+            project(".agents/skills"),
+        ],
+        install: SHARED,
+        dialect: &[],
+        source: "https://geminicli.com/docs/cli/using-agent-skills/",
+        note: "workspace over user; within a tier the .agents/skills alias wins",
+        detect: &[".gemini", "GEMINI.md"],
+    },
+    Agent {
+        id: "github-copilot",
+        display: "GitHub Copilot",
+        roots: &[
+            user(".claude/skills"),
+            user(".agents/skills"),
+            user(".copilot/skills"),
+            project(".claude/skills"),
+            project(".agents/skills"),
+            project(".github/skills"),
+        ],
+        install: SHARED,
+        dialect: &[],
+        source: "https://docs.github.com/en/copilot/how-tos/copilot-cli/customize-copilot/create-skills",
+        note: "precedence between its directories is not documented",
+        detect: &[".github/skills", ".github/copilot-instructions.md"],
+    },
+    Agent {
+        id: "goose",
+        display: "goose",
+        roots: &[
+            user(".claude/skills"),
+            user(".config/goose/skills"),
+            user(".agents/skills"),
+            project(".claude/skills"),
+            project(".goose/skills"),
+            project(".agents/skills"),
+        ],
+        install: SHARED,
+        dialect: &[],
+        source: "https://block.github.io/goose/docs/guides/context-engineering/using-skills",
+        note: "later directories win; .goose and .claude are read for backward compatibility",
+        detect: &[".goose", ".goosehints"],
+    },
+    Agent {
+        id: "openclaw",
+        display: "OpenClaw",
+        roots: &[
+            user(".openclaw/skills"),
+            user(".agents/skills"),
+            project(".agents/skills"),
+            project("skills"),
+        ],
+        install: SHARED,
+        dialect: &[Key::OpenclawMetadata, Key::DisableModelInvocation],
+        source: "https://docs.openclaw.ai/tools/skills",
+        note: "the project is OpenClaw's workspace; <workspace>/skills wins over everything",
+        detect: &[".openclaw"],
+    },
+    Agent {
+        id: "opencode",
+        display: "OpenCode",
+        roots: &[
+            user(".claude/skills"),
+            user(".agents/skills"),
+            user(".config/opencode/skills"),
+            project(".claude/skills"),
+            project(".agents/skills"),
+            project(".opencode/skills"),
+        ],
+        install: SHARED,
+        dialect: &[],
+        source: "https://opencode.ai/docs/skills",
+        note: "unknown frontmatter keys are ignored; precedence between its directories is not documented",
+        detect: &[".opencode", "opencode.json"],
+    },
+];
+
+/// The agent named `id`.
+pub fn find(id: &str) -> Option<&'static Agent> {
+    AGENTS.iter().find(|a| a.id == id)
+}
+
+/// The agents a project uses, judged by which of their `detect` paths
+/// `exists` (given by the caller, so this stays free of I/O): each with the
+/// first path found, in id order.
+pub fn detect(exists: impl Fn(&str) -> bool) -> Vec<(&'static Agent, &'static str)> {
+    AGENTS
+        .iter()
+        .filter_map(|a| a.detect.iter().find(|p| exists(p)).map(|p| (a, *p)))
+        .collect()
+}
+
+/// The known ids, for error messages.
+pub fn ids() -> String {
+    AGENTS.iter().map(|a| a.id).collect::<Vec<_>>().join(", ")
+}
+
+/// The frontmatter as an agent with `dialect` reads it for eligibility:
+/// only the keys it honours survive, and `disable-model-invocation: true`
+/// becomes the engine's `user_invocable_only`. The result is what
+/// [`super::eligibility::Requirements::from_frontmatter`] is given, so one
+/// evaluator serves every dialect.
+pub fn view(fm: &Map<String, Value>, dialect: &[Key]) -> Map<String, Value> {
+    let mut out = Map::new();
+    let keep = |out: &mut Map<String, Value>, k: &str| {
+        if let Some(v) = fm.get(k) {
+            out.insert(k.to_string(), v.clone());
+        }
+    };
+    for key in dialect {
+        match key {
+            Key::Requires => keep(&mut out, "requires"),
+            Key::Os => keep(&mut out, "os"),
+            Key::Conflicts => keep(&mut out, "conflicts"),
+            Key::Always => keep(&mut out, "always"),
+            Key::UserInvocableOnly => keep(&mut out, "user_invocable_only"),
+            Key::AgentBlocks => {
+                for (k, v) in fm {
+                    if v.is_object() && !matches!(k.as_str(), "metadata" | "requires") {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            Key::OpenclawMetadata => {
+                if let Some(meta) = fm.get("metadata").and_then(Value::as_object) {
+                    let kept: Map<String, Value> = meta
+                        .iter()
+                        .filter(|(k, _)| matches!(k.as_str(), "openclaw" | "clawdbot" | "clawdis"))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    out.insert("metadata".into(), Value::Object(kept));
+                }
+            }
+            Key::DisableModelInvocation => {
+                if truthy(fm.get("disable-model-invocation")) {
+                    out.insert("user_invocable_only".into(), Value::Bool(true));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => matches!(s.to_ascii_lowercase().as_str(), "true" | "yes" | "on"),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fm(json: &str) -> Map<String, Value> {
+        match serde_json::from_str::<Value>(json).unwrap() {
+            Value::Object(m) => m,
+            _ => panic!("not a map"),
+        }
+    }
+
+    #[test]
+    fn agents_sorted_unique_and_install_into_a_root_they_read() {
+        let ids: Vec<_> = AGENTS.iter().map(|a| a.id).collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(ids, sorted);
+        for a in AGENTS {
+            assert!(
+                a.roots
+                    .iter()
+                    .any(|r| r.scope == Scope::Project && r.path == a.install),
+                "{} installs where it does not read",
+                a.id
+            );
+        }
+    }
+
+    #[test]
+    fn views_keep_only_the_dialect() {
+        let m = fm(r#"{"requires": {"bins": ["x"]}, "sven": {"requires_env": ["E"]},
+            "metadata": {"openclaw": {"os": ["darwin"]}, "other": 1},
+            "disable-model-invocation": true}"#);
+        assert!(view(&m, &[]).is_empty());
+        let claude = view(&m, find("claude-code").unwrap().dialect);
+        assert_eq!(claude, fm(r#"{"user_invocable_only": true}"#));
+        let oc = view(&m, find("openclaw").unwrap().dialect);
+        assert_eq!(
+            oc,
+            fm(r#"{"metadata": {"openclaw": {"os": ["darwin"]}}, "user_invocable_only": true}"#)
+        );
+        let all = view(&m, SKILLPM_DIALECT);
+        assert!(all.contains_key("requires") && all.contains_key("sven"));
+    }
+}
