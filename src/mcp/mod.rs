@@ -83,10 +83,15 @@ pub fn run(env: Environment, transport: Transport) -> Result<(), ServeError> {
 
 async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
-    let service = SkillServer::new(shared)
+    let service = match SkillServer::new(shared)
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| ServeError::Session(e.to_string()))?;
+    {
+        Ok(s) => s,
+        // The host went away before saying anything: nothing to serve.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(ServeError::Session(e.to_string())),
+    };
     service
         .waiting()
         .await

@@ -9,15 +9,48 @@
 //! segment of its URI; skillpm's loader is lenient and serves skills whose
 //! name differs from their directory, so such a skill stays a plain
 //! resource (and is reachable through the tools) but is left out of
-//! `skills/list`, with a note on stderr.
+//! `skills/list`, with a note on stderr. The same holds for frontmatter
+//! whose Agent Skills fields have other types than the extension's schema
+//! (`metadata` values that are maps, as OpenClaw writes them).
 
 use super::resources::{mime_type, as_text, ServedSkill, Snapshot};
+use serde_json::{Map, Value};
 use rmcp::model::{
     Resource, Skill, SkillFrontmatter, SkillResource, SkillResources, DIRECTORY_MIME_TYPE,
 };
 
+/// Whether the frontmatter has the types the extension's schema gives the
+/// Agent Skills fields; hosts (FastMCP's client among them) reject a whole
+/// `skills/list` page over one entry that breaks them, so such a skill is
+/// left out of the list rather than sent.
+fn wire_conformant(fm: &Map<String, Value>) -> Result<(), String> {
+    let description = fm.get("description").and_then(Value::as_str).unwrap_or_default();
+    if description.trim().is_empty() || description.chars().count() > 1024 {
+        return Err("`description` must be 1-1024 characters".into());
+    }
+    for key in ["license", "allowed-tools", "compatibility"] {
+        if fm.get(key).is_some_and(|v| !v.is_string()) {
+            return Err(format!("`{key}` must be a string"));
+        }
+    }
+    if fm
+        .get("compatibility")
+        .and_then(Value::as_str)
+        .is_some_and(|c| !(1..=500).contains(&c.chars().count()))
+    {
+        return Err("`compatibility` must be 1-500 characters".into());
+    }
+    match fm.get("metadata") {
+        None => Ok(()),
+        Some(Value::Object(m)) if m.values().all(Value::is_string) => Ok(()),
+        Some(_) => Err("`metadata` must map strings to strings".into()),
+    }
+}
+
 /// The extension entry for one served skill, or why it cannot be listed.
 pub fn entry(s: &ServedSkill) -> Result<Skill, String> {
+    wire_conformant(&s.frontmatter)
+        .map_err(|e| format!("{}: not in skills/list: {e}", s.command))?;
     let mut fm = SkillFrontmatter::new(s.name.clone(), s.description.clone());
     for (k, v) in &s.frontmatter {
         if k != "name" && k != "description" {
