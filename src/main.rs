@@ -4,10 +4,10 @@ mod cli;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use cli::args::{CacheAction, Cli, Command, OwnerAction, PackageCommand, PromptFormat};
+use cli::args::{CacheAction, Cli, Command, OwnerAction, PackageCommand};
 use cli::output::{eprint_line, note, one_line, print, Exit};
 use cli::{progress::CliReporter, render};
-use skillpm::engine::{catalog, config::Environment, load, prompt, validate};
+use skillpm::engine::{catalog, config::Environment, load, validate};
 use skillpm::ops;
 use std::process::ExitCode;
 
@@ -30,14 +30,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
             agent,
             agents,
-        } => cli::status::run(&env, json, agent.as_deref(), agents)?,
-        Command::Prompt { budget, format } => {
-            let cat = catalog::Catalog::build(&env)?;
-            let format = match format {
-                PromptFormat::Seed => prompt::Format::Seed,
-                PromptFormat::AgentSkills => prompt::Format::AgentSkills,
+            tools,
+        } => cli::status::run(&env.with_tools(tools), json, agent.as_deref(), agents)?,
+        Command::Prompt {
+            budget,
+            format,
+            query,
+            max_skills,
+            json,
+        } => {
+            let opts = skillpm::engine::disclose::Options {
+                max_skills,
+                budget,
+                format: format.into(),
             };
-            print(&prompt::render(&cat, budget, format))?;
+            cli::find::prompt(&env, query.as_deref(), &opts, json)?;
         }
         Command::Load { command } => {
             let cat = catalog::Catalog::build(&env)?;
@@ -118,7 +125,14 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             for line in &done.not_carried {
                 note(quiet, format!("not carried over: {line}"));
             }
-            note(quiet, format!("Imported {} skill(s) from {}", done.imported.len(), ops::VERCEL_LOCK));
+            note(
+                quiet,
+                format!(
+                    "Imported {} skill(s) from {}",
+                    done.imported.len(),
+                    ops::VERCEL_LOCK
+                ),
+            );
             Some(done.summary)
         }
         PackageCommand::Add {
@@ -212,9 +226,21 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             }
             None
         }
-        PackageCommand::Search { query, limit, reg } => {
-            let r = ops::search(env, reg.into(), &query, limit)?;
-            print(&render::search(&r, quiet))?;
+        PackageCommand::Search {
+            query,
+            limit,
+            local,
+            json,
+            reg,
+        } => {
+            if local {
+                cli::find::search(env, &query, limit as usize, json, quiet)?;
+            } else {
+                print(&render::search(
+                    &ops::search(env, reg.into(), &query, limit)?,
+                    quiet,
+                ))?;
+            }
             None
         }
         PackageCommand::Info { name, json, reg } => {

@@ -37,6 +37,10 @@ pub enum Command {
         /// A matrix of every skill against every known agent.
         #[arg(long)]
         agents: bool,
+        /// The host's tools, comma-separated: each skill's `allowed-tools` / `tools` are
+        /// checked against them under `[engine] tool_validation` (overrides `[engine] tools`).
+        #[arg(long, value_name = "A,B,C", value_delimiter = ',')]
+        tools: Option<Vec<String>>,
     },
     /// Print the <available_skills> block an agent would see.
     Prompt {
@@ -46,6 +50,18 @@ pub enum Command {
         /// Catalogue dialect: skillpm's seed format or the Agent Skills reference format.
         #[arg(long, value_enum, default_value_t = PromptFormat::Seed)]
         format: PromptFormat,
+        /// Disclose by tiers for this user message: nothing, a `[N skills available]`
+        /// breadcrumb, the registry of brief descriptions, or the full instructions of the
+        /// skills it mentions or triggers.
+        #[arg(long, value_name = "TEXT")]
+        query: Option<String>,
+        /// With --query: full instructions for at most this many skills.
+        #[arg(long, requires = "query", default_value_t = skillpm::engine::disclose::DEFAULT_MAX_SKILLS,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_skills: usize,
+        /// With --query: `{"tier", "commands", "text"}` as JSON.
+        #[arg(long, requires = "query")]
+        json: bool,
     },
     /// Print the <skill_content> block for one skill command.
     Load {
@@ -189,6 +205,13 @@ pub enum PackageCommand {
         /// At most this many results.
         #[arg(long, default_value_t = 20)]
         limit: u32,
+        /// Search the skills this project's agent sees (ranked: name mentions, trigger
+        /// phrases, keywords, patterns, then TF-IDF), not the registry.
+        #[arg(long)]
+        local: bool,
+        /// With --local: machine-readable output.
+        #[arg(long, requires = "local")]
+        json: bool,
         #[command(flatten)]
         reg: RegistryArgs,
     },
@@ -320,4 +343,13 @@ pub enum PromptFormat {
     Seed,
     /// The Agent Skills reference format: <skill><name/><description/><location/></skill>
     AgentSkills,
+}
+
+impl From<PromptFormat> for prompt::Format {
+    fn from(f: PromptFormat) -> Self {
+        match f {
+            PromptFormat::Seed => Self::Seed,
+            PromptFormat::AgentSkills => Self::AgentSkills,
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! progress. The library never prints; these do.
 
 pub mod args;
+pub mod find;
 pub mod output;
 pub mod progress;
 pub mod render;

@@ -139,3 +139,50 @@ pub fn info(index: &IndexFile, json: bool) -> anyhow::Result<String> {
     }
     Ok(s)
 }
+
+/// One `search --local` result, with what a reader needs to choose.
+#[derive(serde::Serialize)]
+pub struct LocalHit<'a> {
+    pub command: &'a str,
+    pub name: &'a str,
+    pub score: f64,
+    pub kind: &'static str,
+    pub fields: &'a [&'static str],
+    pub brief: &'a str,
+}
+
+/// `search --local`: `{"query", "hits"}` as JSON, or one line per hit
+/// (score, kind, command, matched fields, brief description).
+pub fn local_search(
+    query: &str,
+    hits: &[LocalHit],
+    json: bool,
+    quiet: bool,
+) -> anyhow::Result<String> {
+    if json {
+        return self::json(&serde_json::json!({ "query": query, "hits": hits }));
+    }
+    let width = hits
+        .iter()
+        .map(|h| h.command.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(40);
+    let mut s: String = hits
+        .iter()
+        .map(|h| {
+            format!(
+                "{:>7.4}  {:<14} {:<width$}  [{}]  {}\n",
+                h.score,
+                h.kind,
+                h.command,
+                h.fields.join(", "),
+                catalog::one_line(h.brief, 80)
+            )
+        })
+        .collect();
+    if hits.is_empty() && !quiet {
+        s.push_str("No local skill matches.\n");
+    }
+    Ok(s)
+}

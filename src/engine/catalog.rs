@@ -79,7 +79,11 @@ impl Catalog {
     /// The catalog over `layout`'s roots, reading eligibility keys in
     /// `dialect` only (`None`: skillpm's, every form), as one named agent
     /// sees it ([`super::agents`]).
-    pub fn build_from(env: &Environment, layout: discover::Layout, dialect: Option<&[Key]>) -> Catalog {
+    pub fn build_from(
+        env: &Environment,
+        layout: discover::Layout,
+        dialect: Option<&[Key]>,
+    ) -> Catalog {
         // `layout` read the same config files, so only a file changed
         // since then can fail here; it then checks no tools.
         let tool_policy = super::config::tool_policy(env).unwrap_or_default();
@@ -100,7 +104,12 @@ impl Catalog {
             .map(|(f, doc)| entry(f, doc, &layout.roots, dialect))
             .collect();
         skills.sort_by(|a, b| a.command.cmp(&b.command).then(b.root.cmp(&a.root)));
-        evaluate(&mut skills, &layout.disabled, &Probe::new(env), &tool_policy);
+        evaluate(
+            &mut skills,
+            &layout.disabled,
+            &Probe::new(env),
+            &tool_policy,
+        );
         Catalog {
             project: layout.project,
             roots: layout.roots,

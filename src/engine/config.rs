@@ -79,6 +79,15 @@ impl Environment {
         })
     }
 
+    /// The same environment with the host's tools given on the command
+    /// line (`None` leaves `[engine] tools` in charge).
+    pub fn with_tools(mut self, tools: Option<Vec<String>>) -> Self {
+        if tools.is_some() {
+            self.tools = tools;
+        }
+        self
+    }
+
     /// An environment that reads nothing from the process or the disk:
     /// no home, no config, no project, no binaries, no variables, this OS.
     /// An embedder fills in what its host offers ([`Self::bins`],

@@ -4,9 +4,13 @@
 //! exceeded; `always: true` skills bypass the budget and
 //! `user_invocable_only: true` skills never appear. Two dialects are
 //! supported: skillpm's own (`command`/`name`/`description`) and the Agent
-//! Skills reference format (`name`/`description`/`location`).
+//! Skills reference format (`name`/`description`/`location`). In both, a
+//! skill that declares triggers carries them in a `<triggers>` element
+//! (`<phrase>`, `<keyword>`, `<verb>`, `<pattern>` children, in the
+//! author's order), so an agent can see what should bring it forward.
 
 use super::catalog::{Catalog, SkillEntry};
+use super::triggers::Triggers;
 use skillpm_core::text;
 
 /// Default character budget for the block's skill entries.
@@ -67,28 +71,72 @@ fn push_xml_char(out: &mut String, c: char) {
     }
 }
 
-fn render_entry(s: &SkillEntry, format: Format) -> String {
+/// Which description an entry carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// The whole `description`.
+    Full,
+    /// The brief description ([`super::triggers::brief_description`]).
+    Brief,
+}
+
+fn render_entry(s: &SkillEntry, format: Format, detail: Detail) -> String {
     let name = xml_escape(&s.name);
-    let description = xml_escape(&s.description);
+    let description = xml_escape(match detail {
+        Detail::Full => &s.description,
+        Detail::Brief => &s.brief,
+    });
+    let triggers = triggers_element(&s.triggers);
     match format {
         Format::Seed => format!(
-            "<skill>\n<command>{}</command>\n<name>{name}</name>\n<description>{description}</description>\n</skill>\n",
+            "<skill>\n<command>{}</command>\n<name>{name}</name>\n<description>{description}</description>\n{triggers}</skill>\n",
             xml_escape(&s.command)
         ),
         Format::AgentSkills => format!(
-            "<skill>\n<name>{name}</name>\n<description>{description}</description>\n<location>{}</location>\n</skill>\n",
+            "<skill>\n<name>{name}</name>\n<description>{description}</description>\n<location>{}</location>\n{triggers}</skill>\n",
             xml_escape(&s.skill_md.display().to_string())
         ),
     }
 }
 
+/// `<triggers>` with one child per trigger, or nothing when there are none.
+fn triggers_element(t: &Triggers) -> String {
+    if t.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<triggers>\n");
+    let patterns = t.patterns.iter().map(|p| &p.source);
+    for (tag, list) in [
+        ("phrase", t.phrases.iter().collect::<Vec<_>>()),
+        ("keyword", t.keywords.iter().collect()),
+        ("verb", t.verbs.iter().collect()),
+        ("pattern", patterns.collect()),
+    ] {
+        for item in list {
+            out.push_str(&format!("<{tag}>{}</{tag}>\n", xml_escape(item)));
+        }
+    }
+    out.push_str("</triggers>\n");
+    out
+}
+
 /// Renders the block. The result is byte-identical for the same catalog.
 pub fn render(cat: &Catalog, budget: usize, format: Format) -> String {
-    let candidates: Vec<&SkillEntry> = cat
-        .eligible()
-        .filter(|s| !s.requirements.user_invocable_only)
+    render_entries(cat.visible(), budget, format, Detail::Full)
+}
+
+/// Renders the block over `candidates` (in the order given).
+pub fn render_entries<'a>(
+    candidates: impl IntoIterator<Item = &'a SkillEntry>,
+    budget: usize,
+    format: Format,
+    detail: Detail,
+) -> String {
+    let candidates: Vec<&SkillEntry> = candidates.into_iter().collect();
+    let entries: Vec<String> = candidates
+        .iter()
+        .map(|s| render_entry(s, format, detail))
         .collect();
-    let entries: Vec<String> = candidates.iter().map(|s| render_entry(s, format)).collect();
     let mut used: usize = candidates
         .iter()
         .zip(&entries)

@@ -213,7 +213,11 @@ impl SearchIndex {
                 add(prefix(&doc.body, MAX_BODY_INDEXED), W_BODY, F_BODY);
             }
             for (word, (tf, bits)) in local.drain() {
-                ix.postings.entry(word).or_default().docs.push((id, tf, bits));
+                ix.postings
+                    .entry(word)
+                    .or_default()
+                    .docs
+                    .push((id, tf, bits));
             }
         }
         let n = ix.commands.len() as f32;
@@ -261,7 +265,9 @@ impl SearchIndex {
             a.rel += rel;
         };
 
-        self.mentions_in(query, |doc, bit| hit(doc, Some(MatchKind::Mention), bit, 0.0));
+        self.mentions_in(query, |doc, bit| {
+            hit(doc, Some(MatchKind::Mention), bit, 0.0)
+        });
 
         let mut words: Vec<String> = Vec::new();
         for_each_word(query, |w| words.push(w.to_string()));
@@ -269,7 +275,11 @@ impl SearchIndex {
             let mut key = String::new();
             for start in 0..words.len() {
                 key.clear();
-                for (n, w) in words[start..].iter().take(self.max_trigger_words).enumerate() {
+                for (n, w) in words[start..]
+                    .iter()
+                    .take(self.max_trigger_words)
+                    .enumerate()
+                {
                     if n > 0 {
                         key.push(' ');
                     }
@@ -475,10 +485,25 @@ mod tests {
     #[test]
     fn ranking_order_is_mention_phrase_keyword_pattern_text() {
         let ix = index(&[
-            ("e-text", "Handles invoices and invoice totals.", "", "invoice invoice invoice"),
-            ("d-pattern", "Something else.", "triggers: {patterns: ['inv\\w+ total']}", ""),
+            (
+                "e-text",
+                "Handles invoices and invoice totals.",
+                "",
+                "invoice invoice invoice",
+            ),
+            (
+                "d-pattern",
+                "Something else.",
+                "triggers: {patterns: ['inv\\w+ total']}",
+                "",
+            ),
             ("c-keyword", "Other.", "triggers: {keywords: [invoice]}", ""),
-            ("b-phrase", "Other.", "triggers: [sum the invoice total]", ""),
+            (
+                "b-phrase",
+                "Other.",
+                "triggers: [sum the invoice total]",
+                "",
+            ),
             ("a-invoice", "Unrelated.", "", ""),
         ]);
         let got = ranked(&ix, "please sum the invoice total with a-invoice");
@@ -517,9 +542,17 @@ mod tests {
 
     #[test]
     fn keywords_match_on_word_boundaries() {
-        let ix = index(&[("doc-tool", "Works with documents.", "triggers: {keywords: [pdf, pull request], verbs: [merge]}", "")]);
+        let ix = index(&[(
+            "doc-tool",
+            "Works with documents.",
+            "triggers: {keywords: [pdf, pull request], verbs: [merge]}",
+            "",
+        )]);
         assert_eq!(ix.search("open the PDF.", 5)[0].kind, MatchKind::Keyword);
-        assert_eq!(ix.search("open the Pull-Request", 5)[0].kind, MatchKind::Keyword);
+        assert_eq!(
+            ix.search("open the Pull-Request", 5)[0].kind,
+            MatchKind::Keyword
+        );
         assert_eq!(ix.search("merge it", 5)[0].fields, ["verbs"]);
         assert!(ix.search("mypdfs and pdfx", 5).is_empty());
         assert!(ix.search("merged", 5).is_empty());
@@ -533,6 +566,9 @@ mod tests {
         assert_eq!(h[0].fields, ["name", "command"]);
         assert_eq!(ix.search("/implement", 5)[0].kind, MatchKind::Mention);
         // Part of a longer token is not a mention.
-        assert_ne!(ix.search("reimplement", 5).first().map(|h| h.kind), Some(MatchKind::Mention));
+        assert_ne!(
+            ix.search("reimplement", 5).first().map(|h| h.kind),
+            Some(MatchKind::Mention)
+        );
     }
 }

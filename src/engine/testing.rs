@@ -22,11 +22,7 @@ pub fn catalog_with(skills: &[Spec], tools: ToolPolicy) -> (tempfile::TempDir, C
         );
         std::fs::write(d.join("SKILL.md"), fm).expect("write");
     }
-    let cat = Catalog::from_roots(
-        &Environment::isolated(),
-        &[dir.path().to_path_buf()],
-        tools,
-    );
+    let cat = Catalog::from_roots(&Environment::isolated(), &[dir.path().to_path_buf()], tools);
     (dir, cat)
 }
 

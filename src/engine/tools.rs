@@ -87,7 +87,9 @@ impl ToolRefs {
                 for i in items {
                     match i.as_str() {
                         Some(s) => refs.extend(split_allowed(s).into_iter().map(|n| required(&n))),
-                        None => warnings.push("allowed-tools: a non-string entry is ignored".into()),
+                        None => {
+                            warnings.push("allowed-tools: a non-string entry is ignored".into())
+                        }
                     }
                 }
             }
@@ -106,7 +108,9 @@ impl ToolRefs {
                     }
                 }
             }
-            Some(Value::String(s)) => refs.extend(split_allowed(s).into_iter().map(|n| required(&n))),
+            Some(Value::String(s)) => {
+                refs.extend(split_allowed(s).into_iter().map(|n| required(&n)))
+            }
             Some(_) => warnings.push("tools: expected a list".into()),
         }
         let validation = match fm.get("toolValidation") {
@@ -335,7 +339,12 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            [("Bash", true), ("Grep", true), ("Read", true), ("WebFetch", false)]
+            [
+                ("Bash", true),
+                ("Grep", true),
+                ("Read", true),
+                ("WebFetch", false)
+            ]
         );
         assert_eq!(r.tools[3].purpose.as_deref(), Some("fetch docs"));
         assert_eq!(r.validation, Some(ToolValidation::Strict));
@@ -356,18 +365,37 @@ mod tests {
             check(&r, Some(&host), ToolValidation::Warn),
             Verdict::Warn(w) if w.contains("`Bash`") && !w.contains("Web")
         ));
-        assert_eq!(check(&r, Some(&host), ToolValidation::Ignore), Verdict::Fine);
+        assert_eq!(
+            check(&r, Some(&host), ToolValidation::Ignore),
+            Verdict::Fine
+        );
         let full = HostTools::new(["READ", "bash"]);
-        assert_eq!(check(&r, Some(&full), ToolValidation::Strict), Verdict::Fine);
+        assert_eq!(
+            check(&r, Some(&full), ToolValidation::Strict),
+            Verdict::Fine
+        );
         // The skill's own toolValidation overrides the host's mode.
-        let (mut r2, _) = ToolRefs::from_frontmatter(&fm("allowed-tools: Bash\ntoolValidation: ignore"));
-        assert_eq!(check(&r2, Some(&host), ToolValidation::Strict), Verdict::Fine);
+        let (mut r2, _) =
+            ToolRefs::from_frontmatter(&fm("allowed-tools: Bash\ntoolValidation: ignore"));
+        assert_eq!(
+            check(&r2, Some(&host), ToolValidation::Strict),
+            Verdict::Fine
+        );
         r2.validation = Some(ToolValidation::Strict);
-        assert!(matches!(check(&r2, Some(&host), ToolValidation::Ignore), Verdict::Skip(_)));
+        assert!(matches!(
+            check(&r2, Some(&host), ToolValidation::Ignore),
+            Verdict::Skip(_)
+        ));
         let st = statuses(&r, Some(&host));
         assert_eq!(
-            st.iter().map(|s| (s.name.as_str(), s.available)).collect::<Vec<_>>(),
-            [("Bash", Some(false)), ("Read", Some(true)), ("Web", Some(false))]
+            st.iter()
+                .map(|s| (s.name.as_str(), s.available))
+                .collect::<Vec<_>>(),
+            [
+                ("Bash", Some(false)),
+                ("Read", Some(true)),
+                ("Web", Some(false))
+            ]
         );
     }
 }

@@ -152,7 +152,9 @@ fn strings(v: &Value, what: &str, warnings: &mut Vec<String>) -> Vec<String> {
         out.push(s.to_string());
     }
     if odd > 0 {
-        warnings.push(format!("{what}: {odd} entry(ies) that are not strings ignored"));
+        warnings.push(format!(
+            "{what}: {odd} entry(ies) that are not strings ignored"
+        ));
     }
     out
 }
@@ -265,11 +267,17 @@ mod tests {
         ));
         assert_eq!(t.keywords, ["k"]);
         assert_eq!(
-            t.patterns.iter().map(|p| p.source.as_str()).collect::<Vec<_>>(),
+            t.patterns
+                .iter()
+                .map(|p| p.source.as_str())
+                .collect::<Vec<_>>(),
             ["ok"]
         );
         assert_eq!(w.len(), 2, "{w:?}");
-        assert!(w[0].contains("(unclosed") && w[0].contains("not used"), "{w:?}");
+        assert!(
+            w[0].contains("(unclosed") && w[0].contains("not used"),
+            "{w:?}"
+        );
         assert!(w[1].contains("limit"), "{w:?}");
     }
 
@@ -293,7 +301,10 @@ mod tests {
         );
         assert_eq!(first_sentence("Does it work? Yes."), "Does it work?");
         assert_eq!(first_sentence("No stop at all"), "No stop at all");
-        assert_eq!(first_sentence("Version 1.2 is here. Next"), "Version 1.2 is here.");
+        assert_eq!(
+            first_sentence("Version 1.2 is here. Next"),
+            "Version 1.2 is here."
+        );
         assert_eq!(first_sentence("Para one\n\nPara two."), "Para one");
         assert_eq!(first_sentence("Ends here."), "Ends here.");
     }

@@ -33,7 +33,8 @@ pub const SPEC_KEYS: &[&str] = &[
 
 /// Top-level keys skillpm reads beyond the specification: eligibility
 /// (`requires`, `os`, `conflicts`, `always`, `user_invocable_only`), the
-/// package `version` the registry indexes, and search `triggers`. An
+/// package `version` the registry indexes, search `triggers` and
+/// `brief_description`, and tool references (`tools`, `toolValidation`). An
 /// agent's own block (`sven: {requires_bins, ...}`) is accepted with them.
 pub const SKILLPM_KEYS: &[&str] = &[
     "version",
@@ -43,6 +44,9 @@ pub const SKILLPM_KEYS: &[&str] = &[
     "always",
     "user_invocable_only",
     "triggers",
+    "brief_description",
+    "tools",
+    "toolValidation",
 ];
 
 /// `metadata` entries the engine reads as maps (OpenClaw's requirements,
