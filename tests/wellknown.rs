@@ -144,7 +144,9 @@ fn modern_index(site: &Site, entries: &[(&str, &str, &str, String, &str)]) {
     });
     site.put(
         ".well-known/agent-skills/index.json",
-        serde_json::to_string_pretty(&index).expect("json").as_bytes(),
+        serde_json::to_string_pretty(&index)
+            .expect("json")
+            .as_bytes(),
     );
 }
 
@@ -168,9 +170,27 @@ fn three_skill_site(f: &Fixture) -> Site {
     modern_index(
         &site,
         &[
-            ("hello", "skill-md", "hello/SKILL.md", sha256(&hello), "Says hello"),
-            ("tarred", "archive", "../../archives/tarred.tar.gz", sha256(&tarred), "Comes as a tarball"),
-            ("zipped", "archive", "/.well-known/agent-skills/zipped.zip", sha256(&zipped), "Comes as a zip"),
+            (
+                "hello",
+                "skill-md",
+                "hello/SKILL.md",
+                sha256(&hello),
+                "Says hello",
+            ),
+            (
+                "tarred",
+                "archive",
+                "../../archives/tarred.tar.gz",
+                sha256(&tarred),
+                "Comes as a tarball",
+            ),
+            (
+                "zipped",
+                "archive",
+                "/.well-known/agent-skills/zipped.zip",
+                sha256(&zipped),
+                "Comes as a zip",
+            ),
         ],
     );
     site
@@ -182,7 +202,9 @@ fn read(p: &Path) -> String {
 
 /// The `[[skill]]` tables of the lock, by name.
 fn locked(f: &Fixture) -> BTreeMap<String, toml::Table> {
-    let lock: toml::Table = read(&f.project.join("skills.lock")).parse().expect("lock toml");
+    let lock: toml::Table = read(&f.project.join("skills.lock"))
+        .parse()
+        .expect("lock toml");
     lock.get("skill")
         .and_then(|s| s.as_array())
         .map(|a| {
@@ -211,18 +233,38 @@ fn installs_skill_md_tar_gz_and_zip_from_a_modern_index() {
     let index_url = format!("{}/.well-known/agent-skills/index.json", site.url);
     let lock = locked(&f);
     for (name, artifact) in [
-        ("hello", format!("{}/.well-known/agent-skills/hello/SKILL.md", site.url)),
+        (
+            "hello",
+            format!("{}/.well-known/agent-skills/hello/SKILL.md", site.url),
+        ),
         ("tarred", format!("{}/archives/tarred.tar.gz", site.url)),
-        ("zipped", format!("{}/.well-known/agent-skills/zipped.zip", site.url)),
+        (
+            "zipped",
+            format!("{}/.well-known/agent-skills/zipped.zip", site.url),
+        ),
     ] {
         let t = &lock[name];
-        assert_eq!(t["source"].as_str(), Some(format!("wellknown+{index_url}").as_str()));
+        assert_eq!(
+            t["source"].as_str(),
+            Some(format!("wellknown+{index_url}").as_str())
+        );
         assert_eq!(t["artifact"].as_str(), Some(artifact.as_str()), "{name}");
-        let served = std::fs::read(site.root.join(artifact.trim_start_matches(&format!("{}/", site.url)))).expect("served");
-        assert_eq!(t["digest"].as_str(), Some(sha256(&served).as_str()), "{name}");
+        let served = std::fs::read(
+            site.root
+                .join(artifact.trim_start_matches(&format!("{}/", site.url))),
+        )
+        .expect("served");
+        assert_eq!(
+            t["digest"].as_str(),
+            Some(sha256(&served).as_str()),
+            "{name}"
+        );
     }
     let manifest = read(&f.project.join("skills.toml"));
-    assert!(manifest.contains(&format!("hello = {{ wellknown = \"{index_url}\" }}")), "{manifest}");
+    assert!(
+        manifest.contains(&format!("hello = {{ wellknown = \"{index_url}\" }}")),
+        "{manifest}"
+    );
 
     // From the lock, with nothing installed and an empty cache: fetched by
     // the locked URLs, without reading the index.
@@ -244,12 +286,23 @@ fn several_skills_need_skill_or_all() {
     let out = f.skillpm(&["--quiet", "add", &site.url]);
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("holds 3 skills") && err.contains("--all"), "{err}");
+    assert!(
+        err.contains("holds 3 skills") && err.contains("--all"),
+        "{err}"
+    );
     for line in ["hello", "tarred", "zipped"] {
-        assert!(err.lines().any(|l| l.trim_start().starts_with(line)), "{err}");
+        assert!(
+            err.lines().any(|l| l.trim_start().starts_with(line)),
+            "{err}"
+        );
     }
     assert!(err.contains("Comes as a zip"), "{err}");
-    f.ok(&["add", &format!("wellknown+{}", site.url), "--skill", "zipped"]);
+    f.ok(&[
+        "add",
+        &format!("wellknown+{}", site.url),
+        "--skill",
+        "zipped",
+    ]);
     assert!(f.project_root().join("zipped/SKILL.md").is_file());
     assert!(!f.project_root().join("hello").exists());
     assert_eq!(locked(&f).len(), 1);
@@ -259,7 +312,10 @@ fn several_skills_need_skill_or_all() {
 fn legacy_index_with_files() {
     let f = Fixture::new();
     let site = Site::start(&f.root().join("site"));
-    site.put(".well-known/skills/old/SKILL.md", &skill_md("old", "From a v0.1.0 index"));
+    site.put(
+        ".well-known/skills/old/SKILL.md",
+        &skill_md("old", "From a v0.1.0 index"),
+    );
     site.put(".well-known/skills/old/ref/notes.md", b"legacy notes\n");
     site.put(
         ".well-known/skills/index.json",
@@ -267,7 +323,10 @@ fn legacy_index_with_files() {
     );
     f.ok(&["init"]);
     f.ok(&["add", &format!("{}/", site.url)]);
-    assert_eq!(read(&f.project_root().join("old/ref/notes.md")), "legacy notes\n");
+    assert_eq!(
+        read(&f.project_root().join("old/ref/notes.md")),
+        "legacy notes\n"
+    );
     let t = &locked(&f)["old"];
     assert_eq!(
         t["source"].as_str(),
@@ -299,7 +358,13 @@ fn a_wrong_digest_is_refused_before_unpacking() {
     site.put("evil.tar.gz", &evil);
     modern_index(
         &site,
-        &[("evil", "archive", "/evil.tar.gz", sha256(b"something else"), "x")],
+        &[(
+            "evil",
+            "archive",
+            "/evil.tar.gz",
+            sha256(b"something else"),
+            "x",
+        )],
     );
     f.ok(&["init"]);
     let manifest_before = read(&f.project.join("skills.toml"));
@@ -328,7 +393,13 @@ fn locked_refuses_a_changed_digest_and_update_rereads_the_index() {
     site.put("archives/tarred.tar.gz", &tarred);
     modern_index(
         &site,
-        &[("tarred", "archive", "../../archives/tarred.tar.gz", sha256(&tarred), "v2")],
+        &[(
+            "tarred",
+            "archive",
+            "../../archives/tarred.tar.gz",
+            sha256(&tarred),
+            "v2",
+        )],
     );
     std::fs::remove_dir_all(f.project_root()).expect("rm");
     std::fs::remove_dir_all(&f.cache).expect("rm cache");
@@ -342,7 +413,10 @@ fn locked_refuses_a_changed_digest_and_update_rereads_the_index() {
     let after = locked(&f)["tarred"]["digest"].as_str().map(str::to_string);
     assert_ne!(before, after);
     assert_eq!(after.as_deref(), Some(sha256(&tarred).as_str()));
-    assert_eq!(read(&f.project_root().join("tarred/scripts/run.sh")), "echo v2\n");
+    assert_eq!(
+        read(&f.project_root().join("tarred/scripts/run.sh")),
+        "echo v2\n"
+    );
 }
 
 #[test]
@@ -364,7 +438,13 @@ fn hostile_archives_and_urls_are_refused() {
         &[
             ("escape", "archive", "/escape.zip", sha256(&escape), "x"),
             ("linky", "archive", "/linky.zip", sha256(&linky), "x"),
-            ("remote", "skill-md", "http://example.com/SKILL.md", sha256(b"x"), "x"),
+            (
+                "remote",
+                "skill-md",
+                "http://example.com/SKILL.md",
+                sha256(b"x"),
+                "x",
+            ),
         ],
     );
     f.ok(&["init"]);
@@ -377,7 +457,11 @@ fn hostile_archives_and_urls_are_refused() {
     // Plain http to a non-loopback host never makes it into the index.
     let out = f.skillpm(&["--quiet", "add", &site.url, "--skill", "remote"]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("no skill `remote`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no skill `remote`"),
+        "{}",
+        stderr(&out)
+    );
     let out = f.skillpm(&["--quiet", "add", "http://example.com"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("loopback"), "{}", stderr(&out));
@@ -386,7 +470,11 @@ fn hostile_archives_and_urls_are_refused() {
 // ------------------------------------------------------------ the registry
 
 fn publish(f: &Fixture, name: &str, version: &str) {
-    let dir = f.root().join("src").join(format!("{name}-{version}")).join(name);
+    let dir = f
+        .root()
+        .join("src")
+        .join(format!("{name}-{version}"))
+        .join(name);
     f.write(
         &dir,
         "SKILL.md",
@@ -399,7 +487,10 @@ fn publish(f: &Fixture, name: &str, version: &str) {
 /// GET over a raw socket: (status line, headers, body).
 fn http_get(url: &str, headers: &[(&str, &str)]) -> (String, String, Vec<u8>) {
     let rest = url.strip_prefix("http://").expect("http url");
-    let (host, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).expect("path");
+    let (host, path) = rest
+        .split_once('/')
+        .map(|(h, p)| (h, format!("/{p}")))
+        .expect("path");
     let mut s = TcpStream::connect(host).expect("connect");
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
     for (k, v) in headers {
@@ -409,7 +500,10 @@ fn http_get(url: &str, headers: &[(&str, &str)]) -> (String, String, Vec<u8>) {
     s.write_all(req.as_bytes()).expect("write");
     let mut resp = Vec::new();
     s.read_to_end(&mut resp).expect("read");
-    let split = resp.windows(4).position(|w| w == b"\r\n\r\n").expect("head");
+    let split = resp
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("head");
     let head = String::from_utf8_lossy(&resp[..split]).to_string();
     let status = head.lines().next().unwrap_or("").to_string();
     (status, head.to_lowercase(), resp[split + 4..].to_vec())
@@ -428,7 +522,10 @@ fn the_registry_serves_a_well_known_index_skillpm_installs_from() {
     let index_url = format!("{}/.well-known/agent-skills/index.json", reg.url);
     let (status, head, body) = http_get(&index_url, &[]);
     assert!(status.contains("200"), "{status}");
-    assert!(head.contains("cache-control: public, max-age=0, must-revalidate"), "{head}");
+    assert!(
+        head.contains("cache-control: public, max-age=0, must-revalidate"),
+        "{head}"
+    );
     let etag = head
         .lines()
         .find_map(|l| l.strip_prefix("etag: "))
@@ -442,13 +539,24 @@ fn the_registry_serves_a_well_known_index_skillpm_installs_from() {
     let skills = index["skills"].as_array().expect("skills");
     let got: Vec<(&str, &str)> = skills
         .iter()
-        .map(|s| (s["name"].as_str().unwrap_or(""), s["url"].as_str().unwrap_or("")))
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap_or(""),
+                s["url"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
     assert_eq!(
         got,
         [
-            ("alpha", format!("{}/api/v1/skills/alpha/1.1.0/download", reg.url).as_str()),
-            ("beta", format!("{}/api/v1/skills/beta/0.3.0/download", reg.url).as_str()),
+            (
+                "alpha",
+                format!("{}/api/v1/skills/alpha/1.1.0/download", reg.url).as_str()
+            ),
+            (
+                "beta",
+                format!("{}/api/v1/skills/beta/0.3.0/download", reg.url).as_str()
+            ),
         ]
     );
     for s in skills {
@@ -462,8 +570,14 @@ fn the_registry_serves_a_well_known_index_skillpm_installs_from() {
     // skillpm, as any RFC client, installs from it.
     f.ok(&["init"]);
     f.ok(&["add", &reg.url, "--all"]);
-    assert_eq!(read(&f.project_root().join("alpha/scripts/run.sh")), "echo 1.1.0\n");
-    assert_eq!(read(&f.project_root().join("beta/scripts/run.sh")), "echo 0.3.0\n");
+    assert_eq!(
+        read(&f.project_root().join("alpha/scripts/run.sh")),
+        "echo 1.1.0\n"
+    );
+    assert_eq!(
+        read(&f.project_root().join("beta/scripts/run.sh")),
+        "echo 0.3.0\n"
+    );
     let lock = locked(&f);
     assert_eq!(lock["alpha"]["version"].as_str(), Some("1.1.0"));
     assert_eq!(
@@ -505,4 +619,168 @@ fn vercel_skills() -> Option<(PathBuf, PathBuf)> {
     }
     eprintln!("skipping: {why}");
     None
+}
+
+/// Runs vercel's `skills` CLI in `cwd` with HOME at `home`, no telemetry,
+/// no colour, no prompts; returns (success, stdout + stderr).
+fn run_vercel(tool: &(PathBuf, PathBuf), cwd: &Path, home: &Path, args: &[&str]) -> (bool, String) {
+    std::fs::create_dir_all(cwd).expect("mkdir");
+    std::fs::create_dir_all(home).expect("mkdir");
+    let out = std::process::Command::new(&tool.0)
+        .arg(&tool.1)
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", tool.0.parent().expect("node dir"))
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DO_NOT_TRACK", "1")
+        .env("NO_COLOR", "1")
+        .env("CI", "1")
+        .output()
+        .expect("run node");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// Every file under `dir`, relative path → contents.
+fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else if let Ok(rel) = p.strip_prefix(base) {
+                out.insert(
+                    rel.to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap_or_default(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn dir_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn vercel_skills_lists_and_installs_from_the_registry() {
+    let Some(tool) = vercel_skills() else { return };
+    let mut f = Fixture::new();
+    let reg = Registry::for_fixture(&mut f);
+    publish(&f, "alpha", "1.0.0");
+    publish(&f, "alpha", "1.1.0");
+    publish(&f, "beta", "0.3.0");
+    let (cwd, home) = (
+        f.root().join("vercel-project"),
+        f.root().join("vercel-home"),
+    );
+
+    let (ok, out) = run_vercel(&tool, &cwd, &home, &["add", &reg.url, "--list"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("Found 2 skills"), "{out}");
+    assert!(
+        out.contains("alpha") && out.contains("The beta skill"),
+        "{out}"
+    );
+
+    let (ok, out) = run_vercel(
+        &tool,
+        &cwd,
+        &home,
+        &[
+            "add",
+            &reg.url,
+            "--skill",
+            "*",
+            "--agent",
+            "claude-code",
+            "--copy",
+            "-y",
+        ],
+    );
+    assert!(ok, "{out}");
+    let installed = cwd.join(".claude/skills");
+    assert_eq!(dir_names(&installed), ["alpha", "beta"], "{out}");
+    assert_eq!(
+        read(&installed.join("alpha/scripts/run.sh")),
+        "echo 1.1.0\n"
+    );
+    assert!(read(&installed.join("beta/SKILL.md")).contains("version: \"0.3.0\""));
+    let lock = read(&cwd.join("skills-lock.json"));
+    assert!(lock.contains("\"sourceType\": \"well-known\""), "{lock}");
+}
+
+#[test]
+fn skillpm_installs_what_vercel_skills_accepts_from_fixture_sites() {
+    let Some(tool) = vercel_skills() else { return };
+    let f = Fixture::new();
+    let modern = three_skill_site(&f);
+    let legacy = Site::start(&f.root().join("legacy-site"));
+    legacy.put(
+        ".well-known/skills/old/SKILL.md",
+        &skill_md("old", "From a v0.1.0 index"),
+    );
+    legacy.put(".well-known/skills/old/ref/notes.md", b"legacy notes\n");
+    legacy.put(
+        ".well-known/skills/index.json",
+        br#"{"skills":[{"name":"old","description":"From a v0.1.0 index","files":["SKILL.md","ref/notes.md"]}]}"#,
+    );
+    for (i, site) in [&modern, &legacy].into_iter().enumerate() {
+        let (cwd, home) = (
+            f.root().join(format!("vercel-{i}")),
+            f.root().join(format!("vercel-home-{i}")),
+        );
+        let (ok, out) = run_vercel(
+            &tool,
+            &cwd,
+            &home,
+            &[
+                "add",
+                &site.url,
+                "--skill",
+                "*",
+                "--agent",
+                "claude-code",
+                "--copy",
+                "-y",
+            ],
+        );
+        assert!(ok, "{out}");
+        let theirs = cwd.join(".claude/skills");
+        let accepted = dir_names(&theirs);
+        assert!(!accepted.is_empty(), "vercel installed nothing: {out}");
+
+        let project = f.root().join(format!("skillpm-{i}"));
+        std::fs::create_dir_all(&project).expect("mkdir");
+        let run = f
+            .command(env!("CARGO_BIN_EXE_skillpm"))
+            .current_dir(&project)
+            .args(["--quiet", "add", &site.url, "--all"])
+            .output()
+            .expect("skillpm");
+        assert!(run.status.success(), "{}", stderr(&run));
+        for name in &accepted {
+            let want = files_under(&theirs.join(name));
+            let got = files_under(&project.join(".agents/skills").join(name));
+            for (path, bytes) in &want {
+                assert_eq!(got.get(path), Some(bytes), "{name}/{path}");
+            }
+        }
+    }
 }
