@@ -86,7 +86,11 @@ impl Tree {
         let f = Fixture::new();
         let proj = f.project_root();
         let user = f.user_root();
-        f.write(&f.project, "skills.toml", "[engine]\ndisabled = [\"turned-off\"]\n");
+        f.write(
+            &f.project,
+            "skills.toml",
+            "[engine]\ndisabled = [\"turned-off\"]\n",
+        );
         let alpha = f.skill(
             &proj,
             "alpha",
@@ -98,8 +102,18 @@ impl Tree {
         f.write(&alpha, "assets/logo.bin", [0u8, 159, 146, 150, 255, 0, 1]);
         f.write(&alpha, ".hidden-note", "dot entries are not served");
         // Shadowed by the project's alpha.
-        f.skill(&user, "alpha", "name: alpha\ndescription: the user's copy", "user\n");
-        let notes = f.skill(&user, "notes", "name: notes\ndescription: Keep meeting notes", "");
+        f.skill(
+            &user,
+            "alpha",
+            "name: alpha\ndescription: the user's copy",
+            "user\n",
+        );
+        let notes = f.skill(
+            &user,
+            "notes",
+            "name: notes\ndescription: Keep meeting notes",
+            "",
+        );
         f.skill(
             &proj,
             "needs-tool",
@@ -113,11 +127,15 @@ impl Tree {
             "",
         );
         f.skill(&proj, "turned-off", "name: turned-off\ndescription: d", "");
-        f.write(&proj, "broken/SKILL.md", "---\nname: broken\n---\nno description\n");
+        f.write(
+            &proj,
+            "broken/SKILL.md",
+            "---\nname: broken\n---\nno description\n",
+        );
         let implement = f.skill(
             &proj,
             "sven/implement",
-            "name: implement\ndescription: Implement a change",
+            "name: implement\ndescription: Implement a change\nallowed-tools: Bash Read",
             "Plan, then code.\n",
         );
         let research = f.skill(
@@ -134,7 +152,12 @@ impl Tree {
             "name: claw\ndescription: OpenClaw style\nmetadata: {\"openclaw\": {\"always\": true}}",
             "",
         );
-        let odd = f.skill(&proj, "odd-dir", "name: other-name\ndescription: Renamed", "");
+        let odd = f.skill(
+            &proj,
+            "odd-dir",
+            "name: other-name\ndescription: Renamed",
+            "",
+        );
         let leaky = f.skill(&proj, "leaky", "name: leaky\ndescription: Has links", "");
         f.write(&leaky, "real.md", "inside\n");
         let outside = f.write(f.root(), "outside/secret.txt", "TOP SECRET\n");
@@ -157,7 +180,12 @@ impl Tree {
         let files = BTreeMap::from([
             (
                 "alpha".to_string(),
-                vec!["SKILL.md", "assets/logo.bin", "references/guide.md", "scripts/fill.sh"],
+                vec![
+                    "SKILL.md",
+                    "assets/logo.bin",
+                    "references/guide.md",
+                    "scripts/fill.sh",
+                ],
             ),
             ("claw".to_string(), vec!["SKILL.md"]),
             ("leaky".to_string(), vec!["SKILL.md", "alias.md", "real.md"]),
@@ -233,7 +261,10 @@ impl Tree {
         let f = &self.f;
         let mut env = BTreeMap::from([
             ("HOME".to_string(), f.home.display().to_string()),
-            ("XDG_CONFIG_HOME".to_string(), f.config.display().to_string()),
+            (
+                "XDG_CONFIG_HOME".to_string(),
+                f.config.display().to_string(),
+            ),
             ("XDG_CACHE_HOME".to_string(), f.cache.display().to_string()),
             ("PATH".to_string(), f.bin.display().to_string()),
             ("NO_COLOR".to_string(), "1".to_string()),
@@ -308,7 +339,11 @@ fn assert_refused(report: &Value) {
 
 /// What both clients see: the resources and their bytes, the tools;
 /// `files` and `skill_uris` as they were before the driver changed anything.
-fn assert_resources(report: &Value, files: &BTreeMap<String, Vec<u8>>, skill_uris: &BTreeSet<String>) {
+fn assert_resources(
+    report: &Value,
+    files: &BTreeMap<String, Vec<u8>>,
+    skill_uris: &BTreeSet<String>,
+) {
     let got: BTreeMap<String, Vec<u8>> = report["resources"]
         .as_object()
         .expect("resources")
@@ -329,9 +364,19 @@ fn assert_resources(report: &Value, files: &BTreeMap<String, Vec<u8>>, skill_uri
         .collect();
     assert_eq!(tool_list, listed);
     let load = report["load"].as_str().expect("load_skill text");
-    assert!(load.starts_with("<skill_content command=\"sven/implement\""), "{load}");
-    assert!(load.contains("<skill command=\"sven/implement/research\">"), "{load}");
+    assert!(
+        load.starts_with("<skill_content command=\"sven/implement\""),
+        "{load}"
+    );
+    assert!(
+        load.contains("<skill command=\"sven/implement/research\">"),
+        "{load}"
+    );
     assert!(load.contains("Plan, then code."), "{load}");
+    assert!(
+        load.contains("<tools>\n<tool name=\"Bash\" required=\"true\" available=\"unknown\">"),
+        "{load}"
+    );
     let top = report["search"][0]["command"].as_str().unwrap_or_default();
     assert_eq!(top, "alpha", "{}", report["search"]);
     assert_refused(report);
@@ -401,7 +446,10 @@ fn fastmcp_sees_the_eligible_skills_through_the_skills_extension() {
         .expect("alpha");
     assert_eq!(alpha["frontmatter"]["license"], "MIT");
     assert_eq!(alpha["frontmatter"]["metadata"]["tags"], "pdf forms");
-    assert_eq!(report["got"], report["skills"], "skills/get agrees with skills/list");
+    assert_eq!(
+        report["got"], report["skills"],
+        "skills/get agrees with skills/list"
+    );
 
     // skill://index.json in the discovery-index shape.
     let index = &report["index"];
@@ -420,7 +468,10 @@ fn fastmcp_sees_the_eligible_skills_through_the_skills_extension() {
             (e["name"].as_str().expect("name").to_string(), url)
         })
         .collect();
-    assert!(entries.contains(&("research".into(), "skill://sven/implement/research/SKILL.md".into())));
+    assert!(entries.contains(&(
+        "research".into(),
+        "skill://sven/implement/research/SKILL.md".into()
+    )));
     assert_eq!(entries.len(), expected.len());
 
     assert_resources(&report, &files, &expected);
@@ -436,7 +487,10 @@ fn fastmcp_sees_the_eligible_skills_through_the_skills_extension() {
         .find(|s| s["uri"] == "skill://alpha/SKILL.md")
         .expect("alpha after the edit")
         .clone();
-    assert_eq!(listed_alpha["frontmatter"]["description"], "Fill in PDF forms, edited");
+    assert_eq!(
+        listed_alpha["frontmatter"]["description"],
+        "Fill in PDF forms, edited"
+    );
     assert!(listed_alpha["resources"]
         .as_array()
         .expect("manifest")
@@ -478,7 +532,10 @@ fn the_python_sdk_reads_plain_resources_and_tools_on_2025_11_25() {
         .as_array()
         .expect("extensions")
         .contains(&json!("io.modelcontextprotocol/skills")));
-    assert_eq!(report["tools"], json!(["list_skills", "load_skill", "search_skills"]));
+    assert_eq!(
+        report["tools"],
+        json!(["list_skills", "load_skill", "search_skills"])
+    );
     let mut want: BTreeSet<String> = files.keys().cloned().collect();
     want.insert("skill://index.json".into());
     let listed: BTreeSet<String> = report["listed"]
@@ -611,8 +668,16 @@ fn stdout_carries_only_the_protocol_and_a_closed_stdin_ends_the_server() {
         .stdin(Stdio::null())
         .output()
         .expect("run skillpm mcp");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stdout.is_empty(), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("serving 7 skill(s)"), "{err}");
     assert!(
@@ -620,5 +685,8 @@ fn stdout_carries_only_the_protocol_and_a_closed_stdin_ends_the_server() {
         "{err}"
     );
     assert!(err.contains("odd-dir: not in skills/list"), "{err}");
-    assert!(err.contains("secret.txt: refused, a symlink out of the skill"), "{err}");
+    assert!(
+        err.contains("secret.txt: refused, a symlink out of the skill"),
+        "{err}"
+    );
 }

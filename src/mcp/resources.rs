@@ -4,7 +4,8 @@
 //! whole (see `watch`), so a client never sees half of a change.
 //!
 //! What is served is exactly what `status` calls eligible, minus
-//! `user_invocable_only` skills (which the prompt hides from the agent too).
+//! `user_invocable_only` skills (which the prompt hides from the agent
+//! too): the catalog's `visible()` set.
 //! Inside a skill the walk skips dot-entries, the installer's marker and
 //! sub-skill directories (they are skills of their own), refuses symlinks
 //! that resolve outside the skill, and caps each file, the number of files
@@ -13,6 +14,7 @@
 use super::uri::{self, INDEX_URI};
 use crate::engine::catalog::{Catalog, SkillEntry};
 use crate::engine::load::MAX_WALK_ENTRIES;
+use crate::engine::search::SearchIndex;
 use serde_json::{json, Map, Value};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::skill::{self, INSTALL_MARKER, SKILL_FILES};
@@ -71,6 +73,8 @@ pub struct Snapshot {
     /// Directory URI → (skill, path inside the skill, `""` for its root).
     dirs: HashMap<String, (usize, String)>,
     pub index_json: Arc<[u8]>,
+    /// The engine's ranked search over the served skills.
+    pub search: SearchIndex,
     /// The `skills/list` entries, sorted by URI.
     pub listed: Vec<rmcp::model::Skill>,
     /// Something changed on disk while this snapshot was read; the watcher
@@ -90,7 +94,7 @@ impl Snapshot {
     /// Reads every served skill of `catalog`.
     pub fn build(catalog: Catalog) -> Snapshot {
         let mut snap = Snapshot::default();
-        for entry in served(&catalog) {
+        for entry in catalog.visible() {
             if let Some(s) = read_skill(entry, &mut snap) {
                 snap.skills.push(s);
             }
@@ -109,6 +113,11 @@ impl Snapshot {
             }
         }
         snap.index_json = index_json(&snap.skills).into();
+        snap.search = SearchIndex::from_entries(
+            catalog
+                .visible()
+                .filter(|e| snap.skill_by_command(&e.command).is_some()),
+        );
         let (listed, notes) = super::skills_ext::entries(&snap);
         snap.listed = listed;
         snap.notes.extend(notes);
@@ -141,7 +150,10 @@ impl Snapshot {
 
     /// Direct children of a directory resource: `(uri, name, Some(file))`
     /// for files and `(uri, name, None)` for directories, sorted by name.
-    pub fn directory(&self, canonical_uri: &str) -> Option<Vec<(String, String, Option<&ServedFile>)>> {
+    pub fn directory(
+        &self,
+        canonical_uri: &str,
+    ) -> Option<Vec<(String, String, Option<&ServedFile>)>> {
         let (i, prefix) = self.dirs.get(canonical_uri)?;
         let s = &self.skills[*i];
         let mut out: BTreeMap<String, (String, Option<&ServedFile>)> = BTreeMap::new();
@@ -149,7 +161,11 @@ impl Snapshot {
             let rest = if prefix.is_empty() {
                 f.rel.as_str()
             } else {
-                match f.rel.strip_prefix(prefix.as_str()).and_then(|r| r.strip_prefix('/')) {
+                match f
+                    .rel
+                    .strip_prefix(prefix.as_str())
+                    .and_then(|r| r.strip_prefix('/'))
+                {
                     Some(r) => r,
                     None => continue,
                 }
@@ -169,7 +185,11 @@ impl Snapshot {
                 }
             }
         }
-        Some(out.into_iter().map(|(name, (uri, f))| (uri, name, f)).collect())
+        Some(
+            out.into_iter()
+                .map(|(name, (uri, f))| (uri, name, f))
+                .collect(),
+        )
     }
 
     /// Every served file URI with its digest, for change detection.
@@ -180,13 +200,6 @@ impl Snapshot {
             .map(|f| (f.uri.as_str(), f.digest.as_str()))
             .collect()
     }
-}
-
-/// The skills an MCP host is given: eligible, and not `user_invocable_only`.
-pub fn served(catalog: &Catalog) -> impl Iterator<Item = &SkillEntry> {
-    catalog
-        .eligible()
-        .filter(|s| !s.requirements.user_invocable_only)
 }
 
 /// A MIME type from the file name; text types only when the bytes are text.
@@ -216,7 +229,8 @@ pub fn as_text(bytes: &[u8]) -> Option<&str> {
 fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     let command = &entry.command;
     let Ok(base_dir) = entry.path.canonicalize() else {
-        snap.notes.push(format!("{command}: skill directory vanished"));
+        snap.notes
+            .push(format!("{command}: skill directory vanished"));
         snap.unsettled = true;
         return None;
     };
@@ -228,7 +242,9 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     for (rel, path) in paths {
         let is_skill_md = rel == "SKILL.md";
         if !is_skill_md && files.len() >= MAX_MANIFEST_FILES {
-            notes.push(format!("{rel}: over the {MAX_MANIFEST_FILES}-file manifest cap"));
+            notes.push(format!(
+                "{rel}: over the {MAX_MANIFEST_FILES}-file manifest cap"
+            ));
             continue;
         }
         let bytes = match skillpm_core::bounded::read(&path, MAX_FILE_BYTES) {
@@ -237,7 +253,8 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
                 notes.push(format!("{rel}: {e}"));
                 if is_skill_md {
                     snap.unsettled = true;
-                    snap.notes.extend(notes.into_iter().map(|n| format!("{command}: {n}")));
+                    snap.notes
+                        .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
                     return None;
                 }
                 continue;
@@ -260,7 +277,10 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
                 Ok(doc) => frontmatter = Some(doc),
                 Err(e) => {
                     snap.unsettled = true;
-                    snap.notes.push(format!("{command}: SKILL.md changed while read: {}", e.detail()));
+                    snap.notes.push(format!(
+                        "{command}: SKILL.md changed while read: {}",
+                        e.detail()
+                    ));
                     return None;
                 }
             }
@@ -283,7 +303,10 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Some(ServedSkill {
         command: command.clone(),
-        name: doc.name().map(str::to_string).unwrap_or_else(|| entry.name.clone()),
+        name: doc
+            .name()
+            .map(str::to_string)
+            .unwrap_or_else(|| entry.name.clone()),
         description: doc.description().to_string(),
         frontmatter: doc.frontmatter,
         uri: uri::file_uri(command, "SKILL.md"),
@@ -294,7 +317,10 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
 
 /// The files of the skill at `base` (canonical), as `(rel, path)`.
 fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Vec<(String, PathBuf)> {
-    let skill_md_name = skill_md.file_name().and_then(|n| n.to_str()).unwrap_or("SKILL.md");
+    let skill_md_name = skill_md
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("SKILL.md");
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut entries = 0usize;
@@ -311,7 +337,9 @@ fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Vec<(String, P
         for name in names {
             entries += 1;
             if entries > MAX_WALK_ENTRIES {
-                notes.push(format!("more than {MAX_WALK_ENTRIES} entries; the rest left out"));
+                notes.push(format!(
+                    "more than {MAX_WALK_ENTRIES} entries; the rest left out"
+                ));
                 return out;
             }
             let Some(name) = name.to_str().map(str::to_string) else {
@@ -320,7 +348,11 @@ fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Vec<(String, P
             if name.starts_with('.') {
                 continue;
             }
-            let child = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            let child = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
             let path = dir.join(&name);
             // Resolve links and keep only what stays inside the skill.
             let Ok(real) = path.canonicalize() else {

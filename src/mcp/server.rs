@@ -18,11 +18,11 @@ use super::uri::{canonical, INDEX_URI};
 use super::{skills_ext, tools};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, GetSkillRequestParams, GetSkillResult,
-    Implementation, ListResourcesResult, ListSkillsResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    Implementation, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -65,7 +65,10 @@ impl Shared {
     /// Swaps `new` in whole and tells every listener what changed; returns
     /// the change, or `None` when nothing a client can see differs.
     pub fn swap(&self, new: Snapshot) -> Option<Arc<Change>> {
-        let mut slot = self.snapshot.write().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = self
+            .snapshot
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         let (uris, list_changed) = super::resources::changes(&slot, &new);
         *slot = Arc::new(new);
         drop(slot);
@@ -135,8 +138,10 @@ fn resources(snap: &Snapshot) -> Vec<Resource> {
 fn contents(uri: &str, rel: &str, bytes: &[u8]) -> ResourceContents {
     match as_text(bytes) {
         Some(text) => ResourceContents::text(text, uri).with_mime_type(mime_type(rel, true)),
-        None => ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
-            .with_mime_type(mime_type(rel, false)),
+        None => {
+            ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
+                .with_mime_type(mime_type(rel, false))
+        }
     }
 }
 
@@ -199,7 +204,9 @@ impl ServerHandler for SkillServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(resources(&self.snapshot())))
+        Ok(ListResourcesResult::with_all_items(resources(
+            &self.snapshot(),
+        )))
     }
 
     async fn read_resource(
@@ -274,11 +281,16 @@ impl ServerHandler for SkillServer {
                     Err(broadcast::error::RecvError::Closed) => return Ok(()),
                 },
             };
-            if wants_list && change.list_changed && sink.notify_resource_list_changed().await.is_err() {
+            if wants_list
+                && change.list_changed
+                && sink.notify_resource_list_changed().await.is_err()
+            {
                 return Ok(());
             }
             for (key, uri) in &wanted {
-                if change.uris.contains(key) && sink.notify_resource_updated(uri.clone()).await.is_err() {
+                if change.uris.contains(key)
+                    && sink.notify_resource_updated(uri.clone()).await.is_err()
+                {
                     return Ok(());
                 }
             }
@@ -310,7 +322,9 @@ impl ServerHandler for SkillServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        Ok(ListSkillsResult::with_all_items(self.snapshot().listed.clone()))
+        Ok(ListSkillsResult::with_all_items(
+            self.snapshot().listed.clone(),
+        ))
     }
 
     async fn get_skill(
@@ -325,9 +339,9 @@ impl ServerHandler for SkillServer {
             .binary_search_by(|s| s.uri.as_str().cmp(&request.uri))
             .ok()
             .map(|i| snap.listed[i].clone());
-        found
-            .map(GetSkillResult::new)
-            .ok_or_else(|| ErrorData::invalid_params(format!("no served skill at `{}`", request.uri), None))
+        found.map(GetSkillResult::new).ok_or_else(|| {
+            ErrorData::invalid_params(format!("no served skill at `{}`", request.uri), None)
+        })
     }
 
     async fn read_resource_directory(
@@ -338,6 +352,11 @@ impl ServerHandler for SkillServer {
         let key = canonical(&request.uri).map_err(refused)?;
         skills_ext::directory(&self.snapshot(), &key)
             .map(ReadResourceDirectoryResult::with_all_items)
-            .ok_or_else(|| ErrorData::invalid_params(format!("not a served directory: `{}`", request.uri), None))
+            .ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!("not a served directory: `{}`", request.uri),
+                    None,
+                )
+            })
     }
 }

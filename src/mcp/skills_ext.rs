@@ -13,18 +13,21 @@
 //! whose Agent Skills fields have other types than the extension's schema
 //! (`metadata` values that are maps, as OpenClaw writes them).
 
-use super::resources::{mime_type, as_text, ServedSkill, Snapshot};
-use serde_json::{Map, Value};
+use super::resources::{as_text, mime_type, ServedSkill, Snapshot};
 use rmcp::model::{
     Resource, Skill, SkillFrontmatter, SkillResource, SkillResources, DIRECTORY_MIME_TYPE,
 };
+use serde_json::{Map, Value};
 
 /// Whether the frontmatter has the types the extension's schema gives the
 /// Agent Skills fields; hosts (FastMCP's client among them) reject a whole
 /// `skills/list` page over one entry that breaks them, so such a skill is
 /// left out of the list rather than sent.
 fn wire_conformant(fm: &Map<String, Value>) -> Result<(), String> {
-    let description = fm.get("description").and_then(Value::as_str).unwrap_or_default();
+    let description = fm
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if description.trim().is_empty() || description.chars().count() > 1024 {
         return Err("`description` must be 1-1024 characters".into());
     }

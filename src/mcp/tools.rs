@@ -5,6 +5,8 @@
 
 use super::resources::{ServedSkill, Snapshot};
 use crate::engine::load;
+use crate::engine::prompt::xml_escape;
+use crate::engine::tools::ToolStatus;
 use rmcp::model::{CallToolResult, ContentBlock as Content, JsonObject, Tool};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -30,7 +32,7 @@ pub fn list() -> Vec<Tool> {
         ),
         Tool::new(
             "search_skills",
-            "Find skills relevant to a task; returns ranked commands with scores and the fields that matched.",
+            "Find skills relevant to a task; returns ranked commands with scores, the kind of match (mention, phrase, keyword, pattern, text) and the fields that matched.",
             schema(json!({
                 "type": "object",
                 "properties": {
@@ -42,7 +44,7 @@ pub fn list() -> Vec<Tool> {
         ),
         Tool::new(
             "load_skill",
-            "Load one skill's instructions: the <skill_content> block with its base directory, bundled files and direct sub-skills.",
+            "Load one skill's instructions: the <skill_content> block with its base directory, bundled files, direct sub-skills and the tools it names (with availability).",
             schema(json!({
                 "type": "object",
                 "properties": {
@@ -96,41 +98,19 @@ fn search_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, String> {
     Ok(json_text(&Value::Array(search(snap, query, limit))))
 }
 
-/// Ranks served skills for `query`. Until the engine's ranked search is
-/// available this is a case-insensitive substring match over command,
-/// name and description (name hits first, then by command).
+/// Ranks served skills for `query` with the engine's search (the same
+/// ranking as `skillpm search --local`).
 pub fn search(snap: &Snapshot, query: &str, limit: usize) -> Vec<Value> {
-    let terms: Vec<String> = query
-        .split_whitespace()
-        .map(str::to_lowercase)
-        .collect();
-    let mut hits: Vec<(u32, &ServedSkill, Vec<&str>)> = snap
-        .skills
-        .iter()
-        .filter_map(|s| {
-            let mut score = 0u32;
-            let mut fields = Vec::new();
-            for (field, text, weight) in [
-                ("name", format!("{} {}", s.command, s.name).to_lowercase(), 3),
-                ("description", s.description.to_lowercase(), 1),
-            ] {
-                let n = terms.iter().filter(|t| text.contains(t.as_str())).count() as u32;
-                if n > 0 {
-                    score += n * weight;
-                    fields.push(field);
-                }
-            }
-            (score > 0).then_some((score, s, fields))
-        })
-        .collect();
-    hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.command.cmp(&b.1.command)));
-    hits.into_iter()
-        .take(limit)
-        .map(|(score, s, fields)| {
+    snap.search
+        .search(query, limit)
+        .into_iter()
+        .filter_map(|hit| {
+            let s = snap.skill_by_command(&hit.command)?;
             let mut v = summary(s);
-            v["score"] = json!(score);
-            v["matched"] = json!(fields);
-            v
+            v["score"] = json!(hit.score);
+            v["kind"] = json!(hit.kind.as_str());
+            v["matched"] = json!(hit.fields);
+            Some(v)
         })
         .collect()
 }
@@ -151,5 +131,38 @@ fn load_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, String> {
         "no served skill `{name}`; call list_skills for the commands"
     ))?;
     let catalog = snap.catalog.as_ref().ok_or("no catalog loaded")?;
-    load::render(catalog, &skill.command).map_err(|e| e.to_string())
+    let block = load::render(catalog, &skill.command).map_err(|e| e.to_string())?;
+    let tools = catalog
+        .find(&skill.command)
+        .map(|e| catalog.tool_statuses(e))
+        .unwrap_or_default();
+    Ok(with_tools(block, &tools))
+}
+
+/// Adds a `<tools>` element listing the tools the skill names, each with
+/// whether the host has it (`unknown` when no host tools are configured),
+/// just before the block closes.
+fn with_tools(block: String, tools: &[ToolStatus]) -> String {
+    if tools.is_empty() {
+        return block;
+    }
+    let mut xml = String::from("<tools>\n");
+    for t in tools {
+        let available = match t.available {
+            Some(true) => "true",
+            Some(false) => "false",
+            None => "unknown",
+        };
+        xml.push_str(&format!(
+            "<tool name=\"{}\" required=\"{}\" available=\"{available}\">{}</tool>\n",
+            xml_escape(&t.name),
+            t.required,
+            xml_escape(t.purpose.as_deref().unwrap_or_default())
+        ));
+    }
+    xml.push_str("</tools>\n");
+    match block.rfind("</skill_content>") {
+        Some(at) => format!("{}{xml}{}", &block[..at], &block[at..]),
+        None => block + &xml,
+    }
 }

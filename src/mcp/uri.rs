@@ -104,7 +104,10 @@ mod tests {
             file_uri("sven/implement", "SKILL.md"),
             "skill://sven/implement/SKILL.md"
         );
-        assert_eq!(file_uri("my skill", "a b.md"), "skill://my%20skill/a%20b.md");
+        assert_eq!(
+            file_uri("my skill", "a b.md"),
+            "skill://my%20skill/a%20b.md"
+        );
         assert_eq!(file_uri("-x", "r/%.md"), "skill://-x/r/%25.md");
     }
 
@@ -125,7 +128,10 @@ mod tests {
             "skill://x/SKILL.md?x=1",
             "skill://x/%ff",
         ] {
-            assert!(matches!(canonical(bad), Err(UriError::Malformed(_))), "{bad}");
+            assert!(
+                matches!(canonical(bad), Err(UriError::Malformed(_))),
+                "{bad}"
+            );
         }
         assert!(matches!(
             canonical("file:///etc/passwd"),

@@ -34,11 +34,7 @@ pub struct Reloader {
 }
 
 /// Starts watching; `log` receives one line per reload or problem.
-pub fn spawn(
-    env: Environment,
-    shared: Arc<Shared>,
-    log: fn(&str),
-) -> notify::Result<Reloader> {
+pub fn spawn(env: Environment, shared: Arc<Shared>, log: fn(&str)) -> notify::Result<Reloader> {
     let (tx, rx) = channel::<()>();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
@@ -68,7 +64,11 @@ fn counts(kind: &EventKind) -> bool {
 /// Watches every root that exists (recursively), and non-recursively the
 /// directories whose entries decide the rest: a missing root's parent, the
 /// project directory (`skills.toml`) and the user config directory.
-fn add_watches(env: &Environment, w: &mut RecommendedWatcher, watched: &mut BTreeSet<(PathBuf, bool)>) {
+fn add_watches(
+    env: &Environment,
+    w: &mut RecommendedWatcher,
+    watched: &mut BTreeSet<(PathBuf, bool)>,
+) {
     let Ok(layout) = discover::layout(env) else {
         return;
     };
@@ -158,7 +158,9 @@ fn reload_loop(
         let snap = match build_settled(&env, Some(&rx)) {
             Ok(s) => s,
             Err(e) => {
-                log(&format!("reload failed, still serving the previous skills: {e}"));
+                log(&format!(
+                    "reload failed, still serving the previous skills: {e}"
+                ));
                 continue;
             }
         };
