@@ -32,13 +32,30 @@ fn commit_all(repo: &Path) {
 /// A repository like the public collections.
 fn collection(f: &Fixture, at: &Path) -> PathBuf {
     let s = |dir: &str, name: &str, desc: &str| {
-        f.skill(at, dir, &format!("name: {name}\ndescription: {desc}"), "body");
+        f.skill(
+            at,
+            dir,
+            &format!("name: {name}\ndescription: {desc}"),
+            "body",
+        );
     };
     s("skills/pdf", "pdf", "Read and fill PDF forms");
     s("skills/document-skills/docx", "docx", "Edit Word documents");
-    s("skills/.curated/gh-fix-ci", "gh-fix-ci", "Fix failing CI runs");
-    s("skills/.system/skill-creator", "skill-creator", "Create skills");
-    s(".claude/skills/house-style", "house-style", "Our style guide");
+    s(
+        "skills/.curated/gh-fix-ci",
+        "gh-fix-ci",
+        "Fix failing CI runs",
+    );
+    s(
+        "skills/.system/skill-creator",
+        "skill-creator",
+        "Create skills",
+    );
+    s(
+        ".claude/skills/house-style",
+        "house-style",
+        "Our style guide",
+    );
     // Nested inside pdf: part of pdf's package, not a skill of its own.
     s("skills/pdf/forms", "pdf-forms", "Sub-skill of pdf");
     // A description with an escape sequence must reach the terminal clean.
@@ -79,10 +96,16 @@ fn add_lists_the_skills_of_a_collection_and_asks() {
             .unwrap_or_else(|| panic!("{command} not listed:\n{err}"));
         assert!(line.contains(name) && line.contains(desc), "{line}");
     }
-    assert!(!err.contains("pdf-forms"), "a nested skill is listed: {err}");
+    assert!(
+        !err.contains("pdf-forms"),
+        "a nested skill is listed: {err}"
+    );
     assert!(err.contains("holds 6 skills"), "{err}");
     assert!(err.contains("Looks"), "{err}");
-    assert!(!err.contains('\u{1b}'), "escape reached the terminal: {err:?}");
+    assert!(
+        !err.contains('\u{1b}'),
+        "escape reached the terminal: {err:?}"
+    );
     assert!(!f.project.join("skills.toml").exists());
 }
 
@@ -130,7 +153,10 @@ fn add_skill_takes_the_named_ones_at_one_commit() {
     let out = f.skillpm(&["--quiet", "add", &url(&repo), "--skill", "nope"]);
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("no skill `nope`") && err.contains("house-style"), "{err}");
+    assert!(
+        err.contains("no skill `nope`") && err.contains("house-style"),
+        "{err}"
+    );
 }
 
 fn fetches(log: &Path) -> usize {
@@ -174,7 +200,12 @@ fn add_all_fetches_the_repository_once() {
             2 => format!(".agents/skills/group/s{i:02}"),
             _ => format!("skills/nested/deeper/s{i:02}"),
         };
-        f.skill(&repo, &dir, &format!("name: s{i:02}\ndescription: skill {i}"), "b");
+        f.skill(
+            &repo,
+            &dir,
+            &format!("name: s{i:02}\ndescription: skill {i}"),
+            "b",
+        );
     }
     commit_all(&repo);
     f.ok(&["init"]);
@@ -220,7 +251,9 @@ fn owner_repo_shorthand_uses_the_configured_base() {
     assert!(manifest.starts_with("# mine\n"), "{manifest}");
     let full = format!("file://{}", bare.display());
     assert!(
-        manifest.contains(&format!("house-style = {{ git = \"{full}\", path = \".claude/skills/house-style\" }}")),
+        manifest.contains(&format!(
+            "house-style = {{ git = \"{full}\", path = \".claude/skills/house-style\" }}"
+        )),
         "{manifest}"
     );
     assert!(manifest.contains("path = \"skills/pdf\""), "{manifest}");

@@ -409,6 +409,12 @@ fn locked_refuses_a_changed_digest_and_update_rereads_the_index() {
     assert!(err.contains("digest mismatch for tarred"), "{err}");
     assert!(!f.project_root().join("tarred").exists());
 
+    let out = f.ok(&["outdated"]);
+    let new_digest = sha256(&tarred);
+    assert!(
+        out.contains(&format!("changed ({})", &new_digest[..19])),
+        "{out}"
+    );
     f.ok(&["update"]);
     let after = locked(&f)["tarred"]["digest"].as_str().map(str::to_string);
     assert_ne!(before, after);

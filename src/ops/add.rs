@@ -344,7 +344,10 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
     };
     // Manifest keys are names: two picked skills may not share one.
     for (a, &i) in picked.iter().enumerate() {
-        if let Some(&j) = picked[a + 1..].iter().find(|&&j| rows[j].name == rows[i].name) {
+        if let Some(&j) = picked[a + 1..]
+            .iter()
+            .find(|&&j| rows[j].name == rows[i].name)
+        {
             return Err(SourceError::WellKnown(format!(
                 "{}: `{}` and `{}` are both named `{}`; add one of them with --path",
                 skillpm_core::text::sanitize(origin),

@@ -70,7 +70,13 @@ pub fn outdated(env: &Environment, opts: &Options) -> Result<Vec<OutdatedRow>> {
     let registries = RegistrySource::new(opts.cache()?, opts.frozen);
     let rt = runtime()?;
     let mut rows = Vec::new();
+    let wellknown = crate::source::wellknown::WellKnownSource::new(opts.cache()?, opts.frozen);
     for (name, dep) in &manifest.skills {
+        if let Dependency::WellKnown { index } = dep {
+            let listed = rt.block_on(wellknown.listed_digest(index, name))?;
+            rows.push(wellknown_row(name, lock.get(name), listed));
+            continue;
+        }
         let Dependency::Registry { req, registry } = dep else {
             continue;
         };
@@ -100,6 +106,35 @@ pub fn outdated(env: &Environment, opts: &Options) -> Result<Vec<OutdatedRow>> {
         });
     }
     Ok(rows)
+}
+
+/// A well-known skill has no versions to compare, only digests: the row
+/// shows the locked version and digest, and what the index lists now
+/// (`update` takes it).
+fn wellknown_row(
+    name: &skillpm_core::name::SkillName,
+    locked: Option<&crate::project::lockfile::LockedSkill>,
+    listed: Option<skillpm_core::checksum::Checksum>,
+) -> OutdatedRow {
+    let short = |c: &skillpm_core::checksum::Checksum| format!("sha256:{}", &c.hex()[..12]);
+    let (current, locked_digest) = match locked.map(|l| (&l.version, &l.source)) {
+        Some((v, crate::project::lockfile::LockedSource::WellKnown { digest, .. })) => {
+            (format!("{v} ({})", short(digest)), Some(*digest))
+        }
+        Some((v, _)) => (v.to_string(), None),
+        None => ("-".into(), None),
+    };
+    let latest = match listed {
+        Some(d) if Some(d) == locked_digest => current.clone(),
+        Some(d) => format!("changed ({})", short(&d)),
+        None => "-".into(),
+    };
+    OutdatedRow {
+        name: name.to_string(),
+        current,
+        wanted: latest.clone(),
+        latest,
+    }
 }
 
 /// Fills in `installed` for catalog entries that skillpm installed, so

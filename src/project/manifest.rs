@@ -249,9 +249,9 @@ impl Manifest {
                 .as_table_like()
                 .ok_or_else(|| cx.at(key, item, wrong_type("sources".into(), "a table")))?;
             if let Some((k, v)) = table.get_key_value("github") {
-                let base = v
-                    .as_str()
-                    .ok_or_else(|| cx.at(k, v, wrong_type("sources.github".into(), "a URL string")))?;
+                let base = v.as_str().ok_or_else(|| {
+                    cx.at(k, v, wrong_type("sources.github".into(), "a URL string"))
+                })?;
                 // The base is only usable if a repository under it is a
                 // valid git URL.
                 spec::GitHubShorthand::check_base(base)

@@ -153,7 +153,11 @@ impl WellKnownUrl {
         match url.scheme() {
             "https" => {}
             "http" if loopback => {}
-            "http" => return Err(bad("plain http:// is only allowed to a loopback address; use https://")),
+            "http" => {
+                return Err(bad(
+                    "plain http:// is only allowed to a loopback address; use https://",
+                ))
+            }
             _ => return Err(bad("only https:// is supported")),
         }
         if !url.username().is_empty() || url.password().is_some() {
@@ -184,11 +188,14 @@ impl WellKnownUrl {
             let p = format!("{}/", base.path());
             base.set_path(&p);
         }
-        [".well-known/agent-skills/index.json", ".well-known/skills/index.json"]
-            .iter()
-            .filter_map(|rel| base.join(rel).ok())
-            .map(WellKnownUrl)
-            .collect()
+        [
+            ".well-known/agent-skills/index.json",
+            ".well-known/skills/index.json",
+        ]
+        .iter()
+        .filter_map(|rel| base.join(rel).ok())
+        .map(WellKnownUrl)
+        .collect()
     }
 }
 
@@ -218,15 +225,21 @@ impl GitHubShorthand {
         let mut parts = s.splitn(3, '/');
         let owner = parts.next().unwrap_or("");
         let repo = parts.next().unwrap_or("");
-        let path = parts.next().map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty());
+        let path = parts
+            .next()
+            .map(|p| p.trim_end_matches('/'))
+            .filter(|p| !p.is_empty());
         let part_ok = |p: &str| {
             !p.is_empty()
                 && p.len() <= 100
                 && !p.starts_with(['-', '.'])
-                && p.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         };
         if !part_ok(owner) {
-            return Err(bad("the owner must be letters, digits, '-', '_' or '.', not starting with '-' or '.'"));
+            return Err(bad(
+                "the owner must be letters, digits, '-', '_' or '.', not starting with '-' or '.'",
+            ));
         }
         let repo = repo.strip_suffix(".git").unwrap_or(repo);
         if !part_ok(repo) {

@@ -194,7 +194,12 @@ pub struct FoundSkill {
 
 /// Directories that hold skills in the layouts agents read, longest
 /// first: a skill's command is its path below the first that matches.
-const SKILL_ROOTS: [&str; 4] = [".claude/skills/", ".agents/skills/", ".github/skills/", "skills/"];
+const SKILL_ROOTS: [&str; 4] = [
+    ".claude/skills/",
+    ".agents/skills/",
+    ".github/skills/",
+    "skills/",
+];
 
 /// A listing of a whole repository may be larger than one skill's tree.
 fn listing_limits() -> Limits {

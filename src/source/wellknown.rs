@@ -222,8 +222,7 @@ fn files_artifact(
         let printable = path
             .chars()
             .all(|c| (' '..='~').contains(&c) && !"\\?#[]".contains(c));
-        if !printable || spec::check_subpath(path).is_err() || path.split('/').any(str::is_empty)
-        {
+        if !printable || spec::check_subpath(path).is_err() || path.split('/').any(str::is_empty) {
             return Err(format!("unsafe file path {:?}", sanitize(path)));
         }
         let d = d.map(|d| digest(Some(d))).transpose()?;
@@ -362,6 +361,26 @@ impl WellKnownSource {
         .cloned()
     }
 
+    /// The digest `index` lists for `name` now, for `outdated`: `None`
+    /// when the skill is gone or, for a legacy entry without per-file
+    /// digests, when only a download would tell.
+    pub async fn listed_digest(
+        &self,
+        index: &WellKnownUrl,
+        name: &SkillName,
+    ) -> Result<Option<Checksum>, SourceError> {
+        let idx = self.discover(index).await?;
+        Ok(match idx.get(name).map(|l| &l.artifact) {
+            Some(Artifact::Single { digest, .. }) => Some(*digest),
+            Some(Artifact::Files { files, .. }) => files
+                .iter()
+                .map(|(p, d)| d.map(|d| (p.clone(), d)))
+                .collect::<Option<Vec<_>>>()
+                .map(|all| verify::files_digest(&all)),
+            None => None,
+        })
+    }
+
     /// Downloads a skill's artifact, checks its digest against `expected`
     /// (the index's, or the lock's) and turns it into a packed tree.
     async fn materialize(
@@ -392,8 +411,7 @@ impl WellKnownSource {
                     None if bytes.len() as u64 > skillpm_core::skill::MAX_SKILL_MD_BYTES => {
                         return Err(SourceError::BadSkill {
                             dir: sanitize(url.as_str()).into_owned(),
-                            message: "neither an archive nor a SKILL.md of at most 256 KiB"
-                                .into(),
+                            message: "neither an archive nor a SKILL.md of at most 256 KiB".into(),
                         })
                     }
                     None => {

@@ -106,9 +106,8 @@ async fn render(st: &AppState, gen: i64) -> ApiResult<Rendered> {
         let Some(cksum) = st.db.cksum_of(&row.name, &vers).await? else {
             continue;
         };
-        let digest = Checksum::parse(&cksum).map_err(|e| {
-            ApiError::internal(format!("corrupt row for {}@{vers}", row.name), e)
-        })?;
+        let digest = Checksum::parse(&cksum)
+            .map_err(|e| ApiError::internal(format!("corrupt row for {}@{vers}", row.name), e))?;
         skills.push(Entry {
             url: format!("{base}/api/v1/skills/{}/{vers}/download", row.name),
             name: row.name,

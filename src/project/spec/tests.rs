@@ -292,9 +292,15 @@ fn never_panics_and_redaction_is_stable() {
 fn parses_well_known_specs() {
     for (s, want) in [
         ("https://docs.example.com", "https://docs.example.com/"),
-        ("wellknown+https://docs.example.com/sub", "https://docs.example.com/sub"),
+        (
+            "wellknown+https://docs.example.com/sub",
+            "https://docs.example.com/sub",
+        ),
         ("http://127.0.0.1:8080", "http://127.0.0.1:8080/"),
-        ("wellknown+http://localhost:1/x/index.json", "http://localhost:1/x/index.json"),
+        (
+            "wellknown+http://localhost:1/x/index.json",
+            "http://localhost:1/x/index.json",
+        ),
     ] {
         match Spec::parse(s) {
             Ok(Spec::WellKnown { url }) => assert_eq!(url.as_str(), want),
@@ -315,7 +321,11 @@ fn parses_well_known_specs() {
     let Ok(Spec::WellKnown { url }) = Spec::parse("https://h/docs") else {
         panic!("parse")
     };
-    let c: Vec<String> = url.index_candidates().iter().map(|u| u.to_string()).collect();
+    let c: Vec<String> = url
+        .index_candidates()
+        .iter()
+        .map(|u| u.to_string())
+        .collect();
     assert_eq!(
         c,
         [
@@ -353,5 +363,8 @@ fn parses_github_shorthand() {
         );
     }
     // A registry name is never a shorthand.
-    assert!(matches!(Spec::parse("code-review"), Ok(Spec::Registry { .. })));
+    assert!(matches!(
+        Spec::parse("code-review"),
+        Ok(Spec::Registry { .. })
+    ));
 }

@@ -53,7 +53,11 @@ impl Format {
     /// The format a URL or file name ends in (`.tar.gz`, `.tgz`, `.zip`),
     /// ignoring case, query and fragment.
     pub fn from_name(name: &str) -> Option<Format> {
-        let base = name.split(['?', '#']).next().unwrap_or("").to_ascii_lowercase();
+        let base = name
+            .split(['?', '#'])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
         if base.ends_with(".tar.gz") || base.ends_with(".tgz") {
             Some(Format::TarGz)
         } else if base.ends_with(".zip") {

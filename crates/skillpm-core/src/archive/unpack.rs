@@ -363,7 +363,6 @@ pub fn unpack_as(
 }
 
 fn unpack_tar_gz(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<UnpackStats, UnpackError> {
-
     // Budget for the whole decompressed tar stream: file contents plus
     // generous room for headers, padding and long-name records.
     let per_entry = 2048u64.saturating_add(limits.max_path_len as u64);
