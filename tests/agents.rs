@@ -22,7 +22,11 @@ fn project(targets: &str, extra: &str) -> Fixture {
             &format!("name: {name}\ndescription: {name} skill\nversion: \"1.0.0\""),
             "body\n",
         );
-        f.write(&f.project, &format!("vendor/{name}/scripts/run.sh"), "echo hi\n");
+        f.write(
+            &f.project,
+            &format!("vendor/{name}/scripts/run.sh"),
+            "echo hi\n",
+        );
     }
     f
 }
@@ -57,13 +61,19 @@ fn real_skill_files(dir: &Path) -> usize {
 
 #[test]
 fn agents_sharing_agents_skills_get_one_tree_and_claude_a_link() {
-    let f = project(r#"["claude-code", "codex", "cursor", "gemini-cli", "./.agents/skills"]"#, "");
+    let f = project(
+        r#"["claude-code", "codex", "cursor", "gemini-cli", "./.agents/skills"]"#,
+        "",
+    );
     f.ok(&["add", "./vendor/alpha", "./vendor/beta"]);
     let shared = f.project.join(".agents/skills");
     let claude = f.project.join(".claude/skills");
     for name in ["alpha", "beta"] {
         let tree = shared.join(name);
-        assert!(tree.join("SKILL.md").is_file() && !is_symlink(&tree), "{name}");
+        assert!(
+            tree.join("SKILL.md").is_file() && !is_symlink(&tree),
+            "{name}"
+        );
         assert!(tree.join(".skillpm-install").is_file());
         let link = claude.join(name);
         assert!(is_symlink(&link), "{name} in .claude/skills is not a link");
@@ -77,7 +87,7 @@ fn agents_sharing_agents_skills_get_one_tree_and_claude_a_link() {
     for dir in [".cursor", ".gemini", ".codex"] {
         assert!(!f.project.join(dir).exists(), "{dir} was created");
     }
-    assert!(stdout(&f.skillpm(&["verify"])).contains("ok"));
+    assert!(f.ok(&["verify"]).is_empty());
     let again = stderr(&f.skillpm(&["install"]));
     assert!(again.contains("Up to date, 4 unchanged"), "{again}");
     // `list` sees both roots agree.
@@ -89,7 +99,11 @@ fn agents_sharing_agents_skills_get_one_tree_and_claude_a_link() {
     std::os::unix::fs::symlink("../../.agents/skills/beta", &link).unwrap();
     let out = f.skillpm(&["verify"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(stdout(&out).contains("does not point to ../../.agents/skills/alpha"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("does not point to ../../.agents/skills/alpha"),
+        "{}",
+        stdout(&out)
+    );
     f.ok(&["install"]);
     assert_eq!(link_text(&link), "../../.agents/skills/alpha");
     // A missing link is put back.
@@ -119,15 +133,21 @@ fn copy_mode_copies_into_each_target_and_verifies_each() {
     let copy = f.project.join(".claude/skills/alpha");
     assert!(!is_symlink(&copy) && copy.join("SKILL.md").is_file());
     assert!(copy.join(".skillpm-install").is_file());
-    assert!(stdout(&f.skillpm(&["verify"])).contains("ok"));
+    assert!(f.ok(&["verify"]).is_empty());
     std::fs::write(copy.join("scripts/run.sh"), "rm -rf /\n").unwrap();
     let out = f.skillpm(&["verify"]);
     assert_eq!(out.status.code(), Some(1));
     let report = stdout(&out);
-    assert!(report.contains(".claude/skills") && report.contains("scripts/run.sh"), "{report}");
+    assert!(
+        report.contains(".claude/skills") && report.contains("scripts/run.sh"),
+        "{report}"
+    );
     f.ok(&["install"]);
-    assert_eq!(std::fs::read_to_string(copy.join("scripts/run.sh")).unwrap(), "echo hi\n");
-    assert!(stdout(&f.skillpm(&["verify"])).contains("ok"));
+    assert_eq!(
+        std::fs::read_to_string(copy.join("scripts/run.sh")).unwrap(),
+        "echo hi\n"
+    );
+    assert!(f.ok(&["verify"]).is_empty());
     // Switching to links replaces the copy with a link.
     f.write(
         &f.project,
@@ -146,7 +166,10 @@ fn a_misspelt_agent_is_refused_naming_the_known_ones() {
     let out = f.skillpm(&["add", "./vendor/alpha"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("`claude`") && err.contains("claude-code") && err.contains("./claude"), "{err}");
+    assert!(
+        err.contains("`claude`") && err.contains("claude-code") && err.contains("./claude"),
+        "{err}"
+    );
     assert!(!f.project.join("claude").exists());
     assert!(!f.project.join(".agents").exists());
 }
@@ -194,9 +217,24 @@ fn agents_world() -> Fixture {
         "description: only by name\ndisable-model-invocation: true",
         "",
     );
-    f.skill(&p.join(".claude/skills"), "dup", "description: project dup", "");
-    f.skill(&f.home.join(".claude/skills"), "dup", "description: user dup", "");
-    f.skill(&p.join(".github/skills"), "copilot-only", "description: c", "");
+    f.skill(
+        &p.join(".claude/skills"),
+        "dup",
+        "description: project dup",
+        "",
+    );
+    f.skill(
+        &f.home.join(".claude/skills"),
+        "dup",
+        "description: user dup",
+        "",
+    );
+    f.skill(
+        &p.join(".github/skills"),
+        "copilot-only",
+        "description: c",
+        "",
+    );
     f
 }
 
@@ -212,33 +250,70 @@ fn status_agent_shows_its_roots_precedence_and_dialect() {
         .iter()
         .map(|r| r["path"].as_str().unwrap())
         .collect();
-    assert!(roots[0].ends_with("project/.claude/skills") && roots[1].ends_with("home/.claude/skills"), "{roots:?}");
+    assert!(
+        roots[0].ends_with("project/.claude/skills") && roots[1].ends_with("home/.claude/skills"),
+        "{roots:?}"
+    );
     let s = states(&claude);
     let cmds: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
-    assert!(!cmds.contains(&"needs-docker") && !cmds.contains(&"copilot-only"), "{cmds:?}");
-    let dup_winner = s.iter().find(|x| x.0 == "dup" && x.1 == "eligible").unwrap();
-    assert!(dup_winner.2.contains("home/.claude/skills"), "{dup_winner:?}");
+    assert!(
+        !cmds.contains(&"needs-docker") && !cmds.contains(&"copilot-only"),
+        "{cmds:?}"
+    );
+    let dup_winner = s
+        .iter()
+        .find(|x| x.0 == "dup" && x.1 == "eligible")
+        .unwrap();
+    assert!(
+        dup_winner.2.contains("home/.claude/skills"),
+        "{dup_winner:?}"
+    );
     // The default view (skillpm's) lets the project win instead.
     let own = states(&f.status_json());
-    let dup_own = own.iter().find(|x| x.0 == "dup" && x.1 == "eligible").unwrap();
+    let dup_own = own
+        .iter()
+        .find(|x| x.0 == "dup" && x.1 == "eligible")
+        .unwrap();
     assert!(dup_own.2.contains("project/.claude/skills"), "{dup_own:?}");
 
     // Codex reads no requirement keys: the docker skill is offered.
     let codex = states(&json(&f.ok(&["status", "--agent", "codex", "--json"])));
-    assert!(codex.iter().any(|x| x.0 == "needs-docker" && x.1 == "eligible"), "{codex:?}");
+    assert!(
+        codex
+            .iter()
+            .any(|x| x.0 == "needs-docker" && x.1 == "eligible"),
+        "{codex:?}"
+    );
     assert!(!codex.iter().any(|x| x.0 == "manual"));
     // OpenClaw reads metadata.openclaw but not top-level requires.
     let claw = states(&json(&f.ok(&["status", "--agent", "openclaw", "--json"])));
-    assert!(claw.iter().any(|x| x.0 == "claw-only" && x.1 == "skipped"), "{claw:?}");
-    assert!(claw.iter().any(|x| x.0 == "needs-docker" && x.1 == "eligible"), "{claw:?}");
+    assert!(
+        claw.iter().any(|x| x.0 == "claw-only" && x.1 == "skipped"),
+        "{claw:?}"
+    );
+    assert!(
+        claw.iter()
+            .any(|x| x.0 == "needs-docker" && x.1 == "eligible"),
+        "{claw:?}"
+    );
 
     let human = f.ok(&["status", "--agent", "claude-code"]);
-    assert!(human.contains("Dialect: disable-model-invocation"), "{human}");
-    assert!(human.contains("Source: https://code.claude.com/docs/en/skills"), "{human}");
+    assert!(
+        human.contains("Dialect: disable-model-invocation"),
+        "{human}"
+    );
+    assert!(
+        human.contains("Source: https://code.claude.com/docs/en/skills"),
+        "{human}"
+    );
 
     let out = f.skillpm(&["status", "--agent", "nope"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("known agents: amp, claude-code"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("known agents: amp, claude-code"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -247,14 +322,34 @@ fn status_agents_is_a_deterministic_matrix() {
     let first = f.ok(&["status", "--agents", "--json"]);
     assert_eq!(first, f.ok(&["status", "--agents", "--json"]));
     let m = json(&first);
-    let agents: Vec<&str> = m["agents"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let agents: Vec<&str> = m["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
     assert_eq!(
         agents,
-        ["amp", "claude-code", "codex", "cursor", "gemini-cli", "github-copilot", "goose", "openclaw", "opencode"]
+        [
+            "amp",
+            "claude-code",
+            "codex",
+            "cursor",
+            "gemini-cli",
+            "github-copilot",
+            "goose",
+            "openclaw",
+            "opencode"
+        ]
     );
     let cell = |cmd: &str, agent: &str| -> Value {
         let i = agents.iter().position(|a| *a == agent).unwrap();
-        let row = m["skills"].as_array().unwrap().iter().find(|r| r["command"] == cmd).unwrap();
+        let row = m["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["command"] == cmd)
+            .unwrap();
         row["cells"][i].clone()
     };
     assert_eq!(cell("needs-docker", "codex")["state"], "eligible");
@@ -264,7 +359,12 @@ fn status_agents_is_a_deterministic_matrix() {
     assert_eq!(cell("manual", "claude-code")["user_only"], true);
     assert_eq!(cell("copilot-only", "github-copilot")["state"], "eligible");
     assert_eq!(cell("copilot-only", "cursor")["state"], "absent");
-    let cmds: Vec<&str> = m["skills"].as_array().unwrap().iter().map(|r| r["command"].as_str().unwrap()).collect();
+    let cmds: Vec<&str> = m["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["command"].as_str().unwrap())
+        .collect();
     let mut sorted = cmds.clone();
     sorted.sort();
     assert_eq!(cmds, sorted);
@@ -272,8 +372,16 @@ fn status_agents_is_a_deterministic_matrix() {
     let table = f.ok(&["status", "--agents"]);
     assert_eq!(table, f.ok(&["status", "--agents"]));
     let header = table.lines().next().unwrap();
-    assert!(header.starts_with("skill") && header.contains("claude-code"), "{table}");
-    assert!(table.lines().any(|l| l.starts_with("manual") && l.contains("user")), "{table}");
+    assert!(
+        header.starts_with("skill") && header.contains("claude-code"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("manual") && l.contains("user")),
+        "{table}"
+    );
 }
 
 #[test]
@@ -285,7 +393,11 @@ fn init_detects_agents_and_proposes_them_as_targets() {
     let out = f.skillpm(&["init"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    for line in ["Detected claude-code (.claude exists)", "Detected cursor (.cursor exists)", "Detected gemini-cli (GEMINI.md exists)"] {
+    for line in [
+        "Detected claude-code (.claude exists)",
+        "Detected cursor (.cursor exists)",
+        "Detected gemini-cli (GEMINI.md exists)",
+    ] {
         assert!(err.contains(line), "{err}");
     }
     let text = std::fs::read_to_string(f.project.join("skills.toml")).unwrap();
@@ -293,9 +405,16 @@ fn init_detects_agents_and_proposes_them_as_targets() {
     assert!(text.contains(proposed), "{text}");
     assert!(text.contains("#   claude-code: .claude\n"), "{text}");
     // The proposal works as written once uncommented.
-    let text = text.replace("# [install]\n", "[install]\n").replace(proposed, &proposed[2..]);
+    let text = text
+        .replace("# [install]\n", "[install]\n")
+        .replace(proposed, &proposed[2..]);
     f.write(&f.project, "skills.toml", text);
-    f.skill(&f.project, "vendor/alpha", "name: alpha\ndescription: a", "");
+    f.skill(
+        &f.project,
+        "vendor/alpha",
+        "name: alpha\ndescription: a",
+        "",
+    );
     f.ok(&["add", "./vendor/alpha"]);
     assert!(f.project.join(".agents/skills/alpha/SKILL.md").is_file());
     assert!(is_symlink(&f.project.join(".claude/skills/alpha")));

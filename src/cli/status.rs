@@ -20,7 +20,10 @@ pub fn run(env: &Environment, json: bool, agent: Option<&str>, all_agents: bool)
     }
     let agent = match agent {
         Some(id) => Some(agents::find(id).ok_or_else(|| {
-            Exit(2, format!("unknown agent `{id}`; known agents: {}", agents::ids()))
+            Exit(
+                2,
+                format!("unknown agent `{id}`; known agents: {}", agents::ids()),
+            )
         })?),
         None => None,
     };

@@ -46,7 +46,9 @@ impl Key {
             Key::Conflicts => "conflicts",
             Key::Always => "always",
             Key::UserInvocableOnly => "user_invocable_only",
-            Key::AgentBlocks => "<agent>: {requires_bins, requires_env, always, user_invocable_only}",
+            Key::AgentBlocks => {
+                "<agent>: {requires_bins, requires_env, always, user_invocable_only}"
+            }
             Key::OpenclawMetadata => "metadata.openclaw (clawdbot, clawdis)",
             Key::DisableModelInvocation => "disable-model-invocation",
         }
@@ -361,9 +363,11 @@ mod tests {
 
     #[test]
     fn views_keep_only_the_dialect() {
-        let m = fm(r#"{"requires": {"bins": ["x"]}, "sven": {"requires_env": ["E"]},
+        let m = fm(
+            r#"{"requires": {"bins": ["x"]}, "sven": {"requires_env": ["E"]},
             "metadata": {"openclaw": {"os": ["darwin"]}, "other": 1},
-            "disable-model-invocation": true}"#);
+            "disable-model-invocation": true}"#,
+        );
         assert!(view(&m, &[]).is_empty());
         let claude = view(&m, find("claude-code").unwrap().dialect);
         assert_eq!(claude, fm(r#"{"user_invocable_only": true}"#));

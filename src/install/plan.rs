@@ -55,7 +55,10 @@ pub fn plan_all(
         return Vec::new();
     };
     let mut plans = vec![plan(first, wanted, cache)];
-    plans.extend(rest.iter().map(|r| plan_links(r, first, wanted, cache, mode)));
+    plans.extend(
+        rest.iter()
+            .map(|r| plan_links(r, first, wanted, cache, mode)),
+    );
     plans
 }
 
@@ -126,7 +129,8 @@ pub fn plan_links(
         .filter(|n| !wanted_names.contains(n))
         .filter(|n| {
             let dir = root.join(n.as_str());
-            Marker::read(&dir).is_some() || is_link_to(&dir, &link_target(root, primary, n.as_str()))
+            Marker::read(&dir).is_some()
+                || is_link_to(&dir, &link_target(root, primary, n.as_str()))
         })
         .collect();
     orphans.sort();

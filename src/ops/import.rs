@@ -62,8 +62,8 @@ pub fn import(
     let path = lock_file
         .map(|p| env.cwd.join(p))
         .unwrap_or_else(|| project.dir.join(VERCEL_LOCK));
-    let text = skillpm_core::bounded::read_to_string(&path, MAX_LOCK_BYTES)
-        .map_err(Error::io(&path))?;
+    let text =
+        skillpm_core::bounded::read_to_string(&path, MAX_LOCK_BYTES).map_err(Error::io(&path))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| Error::BadImport {
         path: path.clone(),
         detail: format!("not JSON: {e}"),
@@ -241,7 +241,10 @@ fn entries(doc: &Value, path: &Path, base: &str, skipped: &mut Vec<String>) -> R
                 out.push(Entry {
                     name,
                     dep,
-                    hash: v.get("computedHash").and_then(Value::as_str).map(str::to_string),
+                    hash: v
+                        .get("computedHash")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
                 });
             }
             Err(why) => skipped.push(format!("{name}: {why}")),
@@ -306,7 +309,8 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
             Dependency::Path { path: dir }
         }
         "well-known" => {
-            let index = WellKnownUrl::parse(s("sourceUrl").unwrap_or(source)).map_err(|e| e.to_string())?;
+            let index =
+                WellKnownUrl::parse(s("sourceUrl").unwrap_or(source)).map_err(|e| e.to_string())?;
             Dependency::WellKnown { index }
         }
         other => {
@@ -347,7 +351,12 @@ pub fn folder_hash(dir: &Path) -> Option<String> {
     Some(hex::encode(h.finalize()))
 }
 
-fn collect(dir: &Path, rel: &str, out: &mut Vec<(String, PathBuf)>, depth: usize) -> std::io::Result<()> {
+fn collect(
+    dir: &Path,
+    rel: &str,
+    out: &mut Vec<(String, PathBuf)>,
+    depth: usize,
+) -> std::io::Result<()> {
     if depth > 64 || out.len() > 100_000 {
         return Err(std::io::Error::other("tree too deep or too large"));
     }
@@ -355,7 +364,11 @@ fn collect(dir: &Path, rel: &str, out: &mut Vec<(String, PathBuf)>, depth: usize
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
         let ft = e.file_type()?;
-        let r = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+        let r = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
         if ft.is_dir() {
             if name != ".git" && name != "node_modules" {
                 collect(&e.path(), &r, out, depth + 1)?;
@@ -406,8 +419,33 @@ mod tests {
     #[test]
     fn locale_order_matches_javascript() {
         // As `["SKILL.md","scripts/run.sh","a-b","a_b","a.b","A","a","b1","b10","b2"].sort((x,y)=>x.localeCompare(y))`.
-        let mut v = vec!["SKILL.md", "scripts/run.sh", "a-b", "a_b", "a.b", "A", "a", "b1", "b10", "b2"];
+        let mut v = vec![
+            "SKILL.md",
+            "scripts/run.sh",
+            "a-b",
+            "a_b",
+            "a.b",
+            "A",
+            "a",
+            "b1",
+            "b10",
+            "b2",
+        ];
         v.sort_by(|a, b| locale_compare(a, b));
-        assert_eq!(v, ["a", "A", "a_b", "a-b", "a.b", "b1", "b10", "b2", "scripts/run.sh", "SKILL.md"]);
+        assert_eq!(
+            v,
+            [
+                "a",
+                "A",
+                "a_b",
+                "a-b",
+                "a.b",
+                "b1",
+                "b10",
+                "b2",
+                "scripts/run.sh",
+                "SKILL.md"
+            ]
+        );
     }
 }

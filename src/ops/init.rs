@@ -73,7 +73,10 @@ mod tests {
     #[test]
     fn proposes_detected_agents_commented() {
         let t = template(&[("claude-code", ".claude"), ("cursor", ".cursor")], true);
-        assert!(t.ends_with("# targets = [\".agents/skills\", \"claude-code\", \"cursor\"]\n"), "{t}");
+        assert!(
+            t.ends_with("# targets = [\".agents/skills\", \"claude-code\", \"cursor\"]\n"),
+            "{t}"
+        );
         assert!(t.contains("#   claude-code: .claude\n"));
         assert_eq!(t.matches("[install]").count(), 1);
         assert_eq!(template(&[], false), init_template());

@@ -42,7 +42,10 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
                 if !install::is_link_to(&dir, &want) {
                     issues.push(issue(
                         name,
-                        format!("is a link that does not point to {}; {REPAIR}", want.display()),
+                        format!(
+                            "is a link that does not point to {}; {REPAIR}",
+                            want.display()
+                        ),
                     ));
                 }
                 continue;
