@@ -170,6 +170,30 @@ impl WellKnownUrl {
         &self.0
     }
 
+    /// Whether this is plain `http://` (which [`WellKnownUrl::from_url`]
+    /// only allows to loopback).
+    pub fn is_plain_http(&self) -> bool {
+        self.0.scheme() == "http"
+    }
+
+    /// Whether a URL that `self` hands out (an artifact URL in an index, a
+    /// redirect target) may be fetched: it must pass the same rules, and a
+    /// plain-http (loopback) URL only comes from another loopback one, so
+    /// a public https site can never point the client at local services.
+    pub fn allows(&self, next: url::Url) -> Result<WellKnownUrl, SpecError> {
+        let next = WellKnownUrl::from_url(next)?;
+        if next.is_plain_http() && !self.is_plain_http() {
+            return Err(SpecError::BadWellKnownUrl {
+                url: show(next.as_str()),
+                reason: format!(
+                    "an https:// URL may not lead to plain http:// ({})",
+                    show(self.as_str())
+                ),
+            });
+        }
+        Ok(next)
+    }
+
     pub fn as_str(&self) -> &str {
         self.0.as_str()
     }
@@ -492,7 +516,7 @@ impl Spec {
             });
         }
         let is_web = s.starts_with("https://") || s.starts_with("http://");
-        if is_web && !s.trim_end_matches('/').ends_with(".git") {
+        if is_web && !s.trim_end_matches('/').ends_with(".git") && !is_git_forge(s) {
             return Ok(Spec::WellKnown {
                 url: WellKnownUrl::parse(s)?,
             });
@@ -561,6 +585,17 @@ impl fmt::Display for Spec {
             }
         }
     }
+}
+
+/// Hosts whose web URLs are git repositories, never well-known sites
+/// (`https://github.com/org/repo` asks for `git+`).
+fn is_git_forge(s: &str) -> bool {
+    url::Url::parse(s).is_ok_and(|u| {
+        matches!(
+            u.host_str(),
+            Some("github.com" | "www.github.com" | "gitlab.com" | "codeberg.org")
+        )
+    })
 }
 
 /// Splits `URL@REF` at the last `@` that follows the last `/` and `:`.

@@ -165,12 +165,14 @@ pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, String> {
     })
 }
 
+/// Resolves `rel` against `base` (RFC 3986) and checks the result may be
+/// fetched coming from `base`.
 fn join(base: &WellKnownUrl, rel: &str) -> Result<WellKnownUrl, String> {
     let u = base
         .as_url()
         .join(rel)
         .map_err(|e| format!("url {:?}: {e}", sanitize(rel)))?;
-    WellKnownUrl::from_url(u).map_err(|e| e.to_string())
+    base.allows(u).map_err(|e| e.to_string())
 }
 
 fn digest(s: Option<&str>) -> Result<Checksum, String> {
@@ -276,9 +278,14 @@ impl WellKnownSource {
                     // Every hop must satisfy the same rules as the first
                     // URL: https, or http to loopback only.
                     .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                        let first = attempt
+                            .previous()
+                            .first()
+                            .and_then(|u| WellKnownUrl::from_url(u.clone()).ok());
+                        let ok = first.is_some_and(|f| f.allows(attempt.url().clone()).is_ok());
                         if attempt.previous().len() >= 5 {
                             attempt.error("too many redirects")
-                        } else if WellKnownUrl::from_url(attempt.url().clone()).is_ok() {
+                        } else if ok {
                             attempt.follow()
                         } else {
                             attempt.error("redirect to a non-https URL refused")

@@ -338,3 +338,50 @@ fn truncated_input_never_panics() {
         }
     }
 }
+
+#[test]
+fn well_known_entries_round_trip_and_are_checked() {
+    let wk = skill(
+        "docs-helper",
+        LockedSource::WellKnown {
+            index: WellKnownUrl::parse(
+                "https://docs.example.com/.well-known/agent-skills/index.json",
+            )
+            .unwrap(),
+            artifact: WellKnownUrl::parse("https://docs.example.com/a/docs-helper.tar.gz").unwrap(),
+            digest: sum(b"artifact"),
+        },
+        None,
+    );
+    let lock = Lockfile {
+        skills: vec![wk.clone()],
+    };
+    let text = lock.to_toml_string();
+    assert!(
+        text.contains(
+            "source = \"wellknown+https://docs.example.com/.well-known/agent-skills/index.json\"\n\
+         artifact = \"https://docs.example.com/a/docs-helper.tar.gz\"\n\
+         digest = \"sha256:"
+        ),
+        "{text}"
+    );
+    assert_eq!(parse(&text).unwrap(), lock);
+
+    let missing = text.replace("artifact = ", "# artifact = ");
+    assert!(matches!(
+        parse(&missing).unwrap_err().kind,
+        LockfileErrorKind::MissingKey("artifact")
+    ));
+    let plain = text.replace("https://docs.example.com/a/", "http://docs.example.com/a/");
+    assert!(matches!(
+        parse(&plain).unwrap_err().kind,
+        LockfileErrorKind::BadSource { .. }
+    ));
+    let registry = "version = 1\n[[skill]]\nname = \"x\"\nversion = \"1.0.0\"\n\
+        source = \"registry+https://r.example\"\ndigest = \"sha256:00\"\n\
+        checksum = \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"\n";
+    assert!(matches!(
+        parse(registry).unwrap_err().kind,
+        LockfileErrorKind::WellKnownKeyElsewhere { key: "digest", .. }
+    ));
+}

@@ -305,3 +305,45 @@ fn truncated_input_never_panics() {
         }
     }
 }
+
+#[test]
+fn well_known_entries_and_the_github_base() {
+    let m = parse(
+        "[sources]\ngithub = \"https://ghe.example.com\"\n[skills]\n\
+         docs = { wellknown = \"https://docs.example.com/.well-known/agent-skills/index.json\" }\n",
+    )
+    .unwrap();
+    assert_eq!(m.github_base.as_deref(), Some("https://ghe.example.com"));
+    match &m.skills[&name("docs")] {
+        Dependency::WellKnown { index } => assert_eq!(
+            index.as_str(),
+            "https://docs.example.com/.well-known/agent-skills/index.json"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        err("[skills]\nd = { wellknown = \"https://x\", version = \"1\" }\n").kind,
+        ManifestErrorKind::Conflict {
+            a: "wellknown",
+            b: "version",
+            ..
+        }
+    ));
+    assert!(matches!(
+        err("[skills]\nd = { wellknown = \"http://x.example\" }\n").kind,
+        ManifestErrorKind::BadSpec { .. }
+    ));
+    let e = err("[sources]\ngithub = \"ext::sh\"\n");
+    assert!(matches!(e.kind, ManifestErrorKind::BadGitHubBase(_)), "{e}");
+    assert_eq!(e.line, 2);
+
+    let mut ed = ManifestEditor::parse("# keep\n[skills]\n", Path::new("skills.toml")).unwrap();
+    let dep = Dependency::WellKnown {
+        index: WellKnownUrl::parse("https://d.example/.well-known/agent-skills/index.json")
+            .unwrap(),
+    };
+    ed.set_dependency(&name("docs"), &dep);
+    let text = ed.to_string();
+    assert_eq!(parse(&text).unwrap().skills[&name("docs")], dep);
+    assert!(text.starts_with("# keep\n"), "{text}");
+}

@@ -307,6 +307,19 @@ fn parses_well_known_specs() {
             other => panic!("{s}: {other:?}"),
         }
     }
+    assert!(matches!(
+        Spec::parse("https://github.com/org/repo"),
+        Err(SpecError::MissingGitPrefix { .. })
+    ));
+    let site = WellKnownUrl::parse("https://h/x").unwrap();
+    assert!(site
+        .allows(url::Url::parse("http://127.0.0.1:1/a").unwrap())
+        .is_err());
+    assert!(site.allows(url::Url::parse("https://o/a").unwrap()).is_ok());
+    let local = WellKnownUrl::parse("http://127.0.0.1:1/").unwrap();
+    assert!(local
+        .allows(url::Url::parse("http://localhost:2/a").unwrap())
+        .is_ok());
     for s in [
         "http://docs.example.com",
         "wellknown+ftp://h/x",

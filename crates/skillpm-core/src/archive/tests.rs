@@ -636,3 +636,110 @@ fn unpack_to_new_dir_cleans_up_on_error() {
     fs::rename(dir.keep(), &installed).unwrap();
     assert_eq!(pack_dir(&installed).unwrap(), good);
 }
+
+// ----- zip -------------------------------------------------------------
+
+fn zip_of(build: impl FnOnce(&mut ::zip::ZipWriter<std::io::Cursor<Vec<u8>>>)) -> Vec<u8> {
+    let mut w = ::zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    build(&mut w);
+    w.finish().unwrap().into_inner()
+}
+
+fn unzip(bytes: &[u8], limits: &Limits) -> Result<UnpackStats, UnpackError> {
+    let dir = tempfile::tempdir().unwrap();
+    unpack_as(Format::Zip, bytes, None, &dir.path().join("out"), limits)
+}
+
+#[test]
+fn zip_goes_through_the_same_checks() {
+    let opts = ::zip::write::SimpleFileOptions::default();
+    let good = zip_of(|w| {
+        w.add_directory("refs/", opts).unwrap();
+        w.start_file("SKILL.md", opts).unwrap();
+        w.write_all(b"---\nname: z\n---\n").unwrap();
+        w.start_file("scripts/run.sh", opts.unix_permissions(0o755))
+            .unwrap();
+        w.write_all(b"echo\n").unwrap();
+    });
+    assert_eq!(Format::sniff(&good), Some(Format::Zip));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let stats = unpack_as(Format::Zip, &good, None, &out, &Limits::default()).unwrap();
+    assert_eq!(stats.files, 2);
+    assert_eq!(fs::read(out.join("scripts/run.sh")).unwrap(), b"echo\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(out.join("scripts/run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+    }
+
+    let link = zip_of(|w| w.add_symlink("leak", "/etc/passwd", opts).unwrap());
+    assert!(matches!(
+        unzip(&link, &Limits::default()),
+        Err(UnpackError::ForbiddenEntryType {
+            kind: EntryKind::Symlink,
+            ..
+        })
+    ));
+    for bad in ["../up", "/abs", "a/../../b", "C:/x", "a\\b"] {
+        let z = zip_of(|w| {
+            w.start_file(bad, opts).unwrap();
+            w.write_all(b"x").unwrap();
+        });
+        assert!(unzip(&z, &Limits::default()).is_err(), "{bad}");
+    }
+    let dup = zip_of(|w| {
+        w.start_file("A.md", opts).unwrap();
+        w.start_file("a.md", opts).unwrap();
+    });
+    assert!(matches!(
+        unzip(&dup, &Limits::default()),
+        Err(UnpackError::CaseConflict { .. })
+    ));
+    // A bomb: 4 MiB of zeros deflates to a few KiB.
+    let bomb = zip_of(|w| {
+        w.start_file(
+            "zeros",
+            opts.compression_method(::zip::CompressionMethod::Deflated),
+        )
+        .unwrap();
+        w.write_all(&vec![0u8; 4 << 20]).unwrap();
+    });
+    let small = Limits {
+        max_unpacked: 1 << 20,
+        ..Limits::default()
+    };
+    assert!(matches!(
+        unzip(&bomb, &small),
+        Err(UnpackError::UnpackedTooLarge { .. })
+    ));
+    let many = Limits {
+        max_entries: 1,
+        ..Limits::default()
+    };
+    assert!(matches!(
+        unzip(&good, &many),
+        Err(UnpackError::TooManyEntries { .. })
+    ));
+    assert!(matches!(
+        unzip(b"PK\x03\x04garbage", &Limits::default()),
+        Err(UnpackError::CorruptZip(_))
+    ));
+    // The checksum comes first, whatever the format.
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = Checksum::of_bytes(b"other");
+    assert!(matches!(
+        unpack_as(
+            Format::Zip,
+            &good,
+            Some(&wrong),
+            &dir.path().join("o"),
+            &Limits::default()
+        ),
+        Err(UnpackError::ChecksumMismatch { .. })
+    ));
+}
