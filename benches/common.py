@@ -42,18 +42,19 @@ def time_cmd(cmd, runs=7, warmup=1, env=None, cwd=None, setup=None, shell=False)
     return statistics.median(samples), min(samples), max(samples)
 
 
-def time_pair(a, b, runs=7, warmup=1, setup_a=None, setup_b=None, env=None):
+def time_pair(a, b, runs=7, warmup=1, setup_a=None, setup_b=None, env=None,
+              cwd_a=None, cwd_b=None):
     """Times `a` and `b` in turn (A B A B ...), so drift in the machine's
     speed hits both alike. Returns (median_a, median_b, median of a/b)."""
     sa, sb, ratios = [], [], []
     for i in range(warmup + runs):
         pair = []
-        for cmd, setup in ((a, setup_a), (b, setup_b)):
+        for cmd, setup, cwd in ((a, setup_a, cwd_a), (b, setup_b, cwd_b)):
             if setup:
                 setup()
             shell = isinstance(cmd, str)
             start = time.perf_counter()
-            subprocess.run(cmd, env=env, shell=shell, stdout=subprocess.DEVNULL,
+            subprocess.run(cmd, env=env, shell=shell, cwd=cwd, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, check=True)
             pair.append(time.perf_counter() - start)
         if i >= warmup:

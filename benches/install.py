@@ -23,7 +23,7 @@ from common import ROOT, isolated_env, report, skillpm_bin, time_pair  # noqa: E
 FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 8 + "\n"
 
 
-def make_skill(base, name):
+def make_skill(base, name, reference="guide.md"):
     d = os.path.join(base, name)
     os.makedirs(os.path.join(d, "scripts"))
     os.makedirs(os.path.join(d, "references"))
@@ -32,15 +32,15 @@ def make_skill(base, name):
         f.write(FILLER * 8)
     with open(os.path.join(d, "scripts", "run.sh"), "w") as f:
         f.write("#!/bin/sh\n" + "# " + FILLER * 8)
-    with open(os.path.join(d, "references", "guide.md"), "w") as f:
+    with open(os.path.join(d, "references", reference), "w") as f:
         f.write(FILLER * 32)
     return d
 
 
-def start_registry(data):
-    exe = os.path.join(ROOT, "target", "release", "skillpm-registry")
+def start_registry(data, extra_args=(), exe=None):
+    exe = exe or os.path.join(ROOT, "target", "release", "skillpm-registry")
     proc = subprocess.Popen(
-        [exe, "serve", "--listen", "127.0.0.1:0", "--data", data],
+        [exe, "serve", "--listen", "127.0.0.1:0", "--data", data, *extra_args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -119,6 +119,33 @@ async fn index(url: &str, name: &str) -> (Vec<u8>, String, serde_json::Value) {
     (body, etag, json)
 }
 
+/// How long a replica may keep serving an index another replica changed.
+const PROPAGATION: Duration = Duration::from_secs(1);
+
+/// The index of `name` on `url` once `want` holds of it. Replicas cache
+/// rendered indexes, so another replica's change shows within
+/// [`PROPAGATION`]; this fails if it takes longer.
+async fn index_when(
+    url: &str,
+    name: &str,
+    since: Instant,
+    want: impl Fn(&serde_json::Value) -> bool,
+) -> (Vec<u8>, String, serde_json::Value) {
+    loop {
+        let got = index(url, name).await;
+        if want(&got.2) {
+            return got;
+        }
+        assert!(
+            since.elapsed() < PROPAGATION,
+            "{url} still serves the old index of {name} {:?} after the change: {}",
+            since.elapsed(),
+            got.2
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 async fn download(url: &str, name: &str, vers: &str) -> Vec<u8> {
     let resp = http()
         .get(format!("{url}/api/v1/skills/{name}/{vers}/download"))
@@ -234,7 +261,8 @@ async fn two_replicas_share_publish_index_download_yank_search_owners() {
     let (st, _) = publish(&a, &alice, pack("hello", "1.0.0+build", "Say hello", "x")).await;
     assert_eq!(st, 409);
 
-    // Yank on one, seen on the other; downloads keep working.
+    // Yank on one, seen on the other within a second; downloads keep
+    // working.
     let (st, _) = send(
         http()
             .delete(format!("{b}/api/v1/skills/hello/1.0.0/yank"))
@@ -242,9 +270,9 @@ async fn two_replicas_share_publish_index_download_yank_search_owners() {
     )
     .await;
     assert_eq!(st, 200);
-    let (_, etag_yanked, json) = index(&a, "hello").await;
+    let yanked = |j: &serde_json::Value| listed(j)["1.0.0"].1;
+    let (_, etag_yanked, _) = index_when(&a, "hello", Instant::now(), yanked).await;
     assert_ne!(etag_yanked, etag_a);
-    assert!(listed(&json)["1.0.0"].1);
     download(&a, "hello", "1.0.0").await;
     let (st, _) = send(
         http()
@@ -253,8 +281,7 @@ async fn two_replicas_share_publish_index_download_yank_search_owners() {
     )
     .await;
     assert_eq!(st, 200);
-    let (_, etag_back, json) = index(&b, "hello").await;
-    assert!(!listed(&json)["1.0.0"].1);
+    let (_, etag_back, _) = index_when(&b, "hello", Instant::now(), |j| !yanked(j)).await;
     assert_eq!(etag_back, etag_a, "same rows, same ETag");
     let (st, _) = send(
         http()
@@ -319,6 +346,62 @@ async fn two_replicas_share_publish_index_download_yank_search_owners() {
     shared.drop_db().await;
 }
 
+/// Every replica keeps rendered indexes; a yank, an un-yank or a publish
+/// made through any one of them is served by all the others within a
+/// second, and by the one that made it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn index_changes_on_one_replica_reach_every_replica_within_a_second() {
+    let Some(shared) = Shared::new("gens").await else {
+        return;
+    };
+    let reps = start_replicas(3, &shared.args());
+    let urls: Vec<String> = reps.iter().map(|r| r.url.clone()).collect();
+    let alice = shared.token("alice");
+    for vers in ["1.0.0", "1.1.0"] {
+        let (st, body) = publish(&urls[0], &alice, pack("cached", vers, "Cached", "")).await;
+        assert_eq!(st, 200, "{body}");
+    }
+    let yanked = |j: &serde_json::Value| listed(j)["1.1.0"].1;
+    for round in 0..6 {
+        // Warm every replica's cache with the current index.
+        for u in &urls {
+            for _ in 0..3 {
+                index(u, "cached").await;
+            }
+        }
+        let by = &urls[round % urls.len()];
+        let yank = round % 2 == 0;
+        let req = if yank {
+            http().delete(format!("{by}/api/v1/skills/cached/1.1.0/yank"))
+        } else {
+            http().put(format!("{by}/api/v1/skills/cached/1.1.0/unyank"))
+        };
+        let (st, body) = send(req.bearer_auth(&alice)).await;
+        assert_eq!(st, 200, "{body}");
+        let changed = Instant::now();
+        assert_eq!(
+            yanked(&index(by, "cached").await.2),
+            yank,
+            "{by} serves its own change at once"
+        );
+        let mut etags = Vec::new();
+        for u in &urls {
+            let (_, etag, _) = index_when(u, "cached", changed, |j| yanked(j) == yank).await;
+            etags.push(etag);
+        }
+        assert!(etags.windows(2).all(|w| w[0] == w[1]), "{etags:?}");
+    }
+    // A new version published on one replica is listed by the others too.
+    let (st, _) = publish(&urls[2], &alice, pack("cached", "2.0.0", "Cached", "")).await;
+    assert_eq!(st, 200);
+    let published = Instant::now();
+    for u in &urls {
+        index_when(u, "cached", published, |j| listed(j).contains_key("2.0.0")).await;
+    }
+    drop(reps);
+    shared.drop_db().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_publish_of_one_version_on_two_replicas_has_one_winner() {
     let Some(shared) = Shared::new("race").await else {
@@ -340,7 +423,10 @@ async fn concurrent_publish_of_one_version_on_two_replicas_has_one_winner() {
         statuses.sort();
         assert_eq!(statuses, [200, 409], "round {round}: {} / {}", ra.1, rb.1);
         let winner = if ra.0 == 200 { &tar_a } else { &tar_b };
-        let (_, _, json) = index(&reps[round % 2].url, "race").await;
+        let (_, _, json) = index_when(&reps[round % 2].url, "race", Instant::now(), |j| {
+            listed(j).contains_key(&vers)
+        })
+        .await;
         let want = Checksum::of_bytes(winner).to_string();
         assert_eq!(listed(&json)[&vers].0, want);
         let got = download(&reps[(round + 1) % 2].url, "race", &vers).await;

@@ -1,9 +1,12 @@
 //! `GET /index/<name>`: every version of a package, with an `ETag` so
 //! clients revalidate with `If-None-Match` and get `304` when unchanged.
+//! The rendered body and its `ETag` are kept per package until the
+//! package's index generation moves (publish, yank, owner change, here or
+//! on another replica; see `state::IndexCache`).
 
 use super::params::parse_name;
 use crate::error::{ApiError, ApiResult, BoxError};
-use crate::state::AppState;
+use crate::state::{AppState, RenderedIndex};
 use crate::store::StoreError;
 use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
@@ -11,6 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
 use skillpm_core::protocol::{IndexFile, IndexVersion};
 
 pub async fn index(
@@ -19,7 +23,38 @@ pub async fn index(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let name = parse_name(&name)?;
-    let rows = st.db.versions(name.as_str()).await?;
+    let cache = st.index_cache().await;
+    let r = match cache.get(st.db.as_ref(), name.as_str()) {
+        Some(r) => r,
+        None => {
+            let r = render(&st, &name).await?;
+            cache.put(st.db.as_ref(), name.as_str(), r.clone());
+            r
+        }
+    };
+    let cache_control = HeaderValue::from_static("public, max-age=0, must-revalidate");
+    if etag_matches(&headers, &r.etag) {
+        return Ok((
+            StatusCode::NOT_MODIFIED,
+            [(ETAG, r.etag), (CACHE_CONTROL, cache_control)],
+        )
+            .into_response());
+    }
+    Ok((
+        [
+            (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+            (ETAG, r.etag),
+            (CACHE_CONTROL, cache_control),
+        ],
+        r.body,
+    )
+        .into_response())
+}
+
+/// Reads the package's rows and renders its index, with the generation
+/// they were read at.
+async fn render(st: &AppState, name: &SkillName) -> ApiResult<RenderedIndex> {
+    let (gen, rows) = st.db.index_rows(name.as_str()).await?;
     if rows.is_empty() {
         return Err(StoreError::NoSkill(name.to_string()).into());
     }
@@ -41,28 +76,20 @@ pub async fn index(
         });
     }
     versions.sort_by(|a, b| a.vers.cmp(&b.vers));
-    let body = serde_json::to_vec(&IndexFile { name, versions })
-        .map_err(|e| ApiError::internal("cannot encode the index", e))?;
+    let index = IndexFile {
+        name: name.clone(),
+        versions,
+    };
+    let body =
+        serde_json::to_vec(&index).map_err(|e| ApiError::internal("cannot encode the index", e))?;
     let etag = format!("\"{}\"", hex::encode(Sha256::digest(&body)));
-    let cache = HeaderValue::from_static("public, max-age=0, must-revalidate");
-    let etag_value = HeaderValue::from_str(&etag)
+    let etag = HeaderValue::from_str(&etag)
         .map_err(|e| ApiError::internal("cannot encode the ETag", e))?;
-    if etag_matches(&headers, &etag) {
-        return Ok((
-            StatusCode::NOT_MODIFIED,
-            [(ETAG, etag_value), (CACHE_CONTROL, cache)],
-        )
-            .into_response());
-    }
-    Ok((
-        [
-            (CONTENT_TYPE, HeaderValue::from_static("application/json")),
-            (ETAG, etag_value),
-            (CACHE_CONTROL, cache),
-        ],
-        body,
-    )
-        .into_response())
+    Ok(RenderedIndex {
+        gen,
+        body: body.into(),
+        etag,
+    })
 }
 
 fn rfc3339(t: i64) -> Option<String> {
@@ -73,7 +100,10 @@ fn rfc3339(t: i64) -> Option<String> {
 }
 
 /// Weak validators (`W/"..."`) match too: the body is the same either way.
-pub(super) fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
+pub(super) fn etag_matches(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+    let Ok(etag) = etag.to_str() else {
+        return false;
+    };
     headers
         .get_all(IF_NONE_MATCH)
         .iter()

@@ -6,10 +6,12 @@
 //! HTTP status: deciding what a caller sees is `error.rs`'s job.
 
 mod blobs;
+mod generations;
 mod postgres;
 mod sqlite;
 
 pub use blobs::{Blobs, S3Blobs};
+pub use generations::{Generations, POLL_EVERY};
 pub use postgres::PgStore;
 pub use sqlite::Db;
 
@@ -99,7 +101,16 @@ pub trait MetaStore: Send + Sync + 'static {
     async fn revoke_token(&self, token: &str) -> StoreResult<bool>;
     /// Every token ever issued (hashes only), oldest first.
     async fn tokens(&self) -> StoreResult<Vec<TokenRow>>;
-    async fn versions(&self, name: &str) -> StoreResult<Vec<VersionRow>>;
+    /// The versions of `name` and its index generation, read in one
+    /// snapshot (see `generations.rs`).
+    async fn index_rows(&self, name: &str) -> StoreResult<(i64, Vec<VersionRow>)>;
+    /// Packages whose index generation is above `gen`, with theirs.
+    async fn changed_since(&self, gen: i64) -> StoreResult<Vec<(String, i64)>>;
+    /// The largest index generation stored.
+    async fn max_generation(&self) -> StoreResult<i64>;
+    /// This process's record of index generations; the store's own writes
+    /// land in it as they commit.
+    fn generations(&self) -> &Generations;
     async fn cksum_of(&self, name: &str, vers: &str) -> StoreResult<Option<String>>;
     /// `NoSkill`/`NoVersion` when unknown, `NotOwner` unless `user` owns it.
     async fn set_yanked(&self, name: &str, vers: &str, user: &str, yank: bool) -> StoreResult<()>;

@@ -11,8 +11,8 @@
 //! each migration once.
 
 use super::{
-    newest_listed, now, search_words, token_hash, vers_key, Dump, MetaStore, NewVersion, SearchRow,
-    StoreError, StoreResult, TokenRow, VersionRow,
+    newest_listed, now, search_words, token_hash, vers_key, Dump, Generations, MetaStore,
+    NewVersion, SearchRow, StoreError, StoreResult, TokenRow, VersionRow,
 };
 use crate::typosquat;
 use anyhow::Context;
@@ -28,9 +28,15 @@ mod schema;
 /// ("skillpm-new" in ASCII, shifted).
 const NEW_NAME_LOCK: i64 = 0x736b_696c_6c6e_6577;
 
+/// Advisory lock held from taking an index generation until commit, so
+/// generations are committed in the order they are taken and a replica
+/// polling `gen > watermark` misses none ("skillpm-gen" in ASCII, shifted).
+const GENERATION_LOCK: i64 = 0x736b_696c_6c67_656e;
+
 pub struct PgStore {
     pool: Pool,
     desc: String,
+    gens: Generations,
 }
 
 /// `postgres://user@host:port/db` without password or query, for logs.
@@ -65,6 +71,7 @@ impl PgStore {
         let store = PgStore {
             pool,
             desc: describe(url),
+            gens: Generations::default(),
         };
         schema::migrate(&store.pool)
             .await
@@ -305,6 +312,29 @@ async fn refresh_search(t: &Transaction<'_>, name: &str) -> StoreResult<()> {
     Ok(())
 }
 
+/// Raises `name`'s index generation above every other committed one.
+/// The package row is locked first and the generation lock second, the
+/// order every writer takes them in, so two writers never wait on each
+/// other in a cycle. (`NO KEY UPDATE`, as the `UPDATE` itself would take:
+/// it does not conflict with the key-share locks that inserting a version
+/// of the same package holds through its foreign key.)
+async fn bump_generation(t: &Transaction<'_>, name: &str) -> StoreResult<i64> {
+    t.execute(
+        "SELECT 1 FROM packages WHERE name = $1 FOR NO KEY UPDATE",
+        &[&name],
+    )
+    .await?;
+    t.execute("SELECT pg_advisory_xact_lock($1)", &[&GENERATION_LOCK])
+        .await?;
+    Ok(t.query_one(
+        "UPDATE packages SET gen = (SELECT COALESCE(MAX(gen), 0) + 1 FROM packages)
+             WHERE name = $1 RETURNING gen",
+        &[&name],
+    )
+    .await?
+    .get(0))
+}
+
 async fn package_exists<C: GenericClient + Sync>(c: &C, name: &str) -> StoreResult<bool> {
     Ok(c.query_one(
         "SELECT EXISTS (SELECT 1 FROM packages WHERE name = $1)",
@@ -387,28 +417,6 @@ impl MetaStore for PgStore {
         .collect())
     }
 
-    async fn versions(&self, name: &str) -> StoreResult<Vec<VersionRow>> {
-        let c = self.pool.get().await?;
-        let st = c
-            .prepare_cached(
-                "SELECT vers, cksum, yanked, description, requires, published
-                 FROM versions WHERE name = $1",
-            )
-            .await?;
-        Ok(c.query(&st, &[&name])
-            .await?
-            .into_iter()
-            .map(|r| VersionRow {
-                vers: r.get(0),
-                cksum: r.get(1),
-                yanked: r.get(2),
-                description: r.get(3),
-                requires: r.get(4),
-                published: r.get(5),
-            })
-            .collect())
-    }
-
     async fn cksum_of(&self, name: &str, vers: &str) -> StoreResult<Option<String>> {
         let c = self.pool.get().await?;
         let st = c
@@ -432,7 +440,9 @@ impl MetaStore for PgStore {
             return Err(StoreError::no_version(name, vers));
         }
         refresh_search(&tx, name).await?;
+        let gen = bump_generation(&tx, name).await?;
         tx.commit().await?;
+        self.gens.saw(name, gen);
         Ok(())
     }
 
@@ -474,7 +484,9 @@ impl MetaStore for PgStore {
             )
             .await?;
         }
+        let gen = bump_generation(&tx, name).await?;
         tx.commit().await?;
+        self.gens.saw(name, gen);
         Ok(())
     }
 
@@ -504,7 +516,9 @@ impl MetaStore for PgStore {
             // Dropping the transaction rolls the deletes back.
             return Err(StoreError::LastOwner(name.to_string()));
         }
+        let gen = bump_generation(&tx, name).await?;
         tx.commit().await?;
+        self.gens.saw(name, gen);
         Ok(())
     }
 
@@ -587,8 +601,61 @@ impl MetaStore for PgStore {
             Err(e) => return Err(e.into()),
         }
         refresh_search(&tx, &v.name).await?;
+        let gen = bump_generation(&tx, &v.name).await?;
         tx.commit().await?;
+        self.gens.saw(&v.name, gen);
         Ok(())
+    }
+
+    async fn index_rows(&self, name: &str) -> StoreResult<(i64, Vec<VersionRow>)> {
+        let c = self.pool.get().await?;
+        // One statement, one snapshot: the generation and the rows agree.
+        let st = c
+            .prepare_cached(
+                "SELECT p.gen, v.vers, v.cksum, v.yanked, v.description, v.requires, v.published
+                 FROM packages p JOIN versions v ON v.name = p.name WHERE p.name = $1",
+            )
+            .await?;
+        let rows = c.query(&st, &[&name]).await?;
+        let gen = rows.first().map_or(0, |r| r.get(0));
+        Ok((
+            gen,
+            rows.into_iter()
+                .map(|r| VersionRow {
+                    vers: r.get(1),
+                    cksum: r.get(2),
+                    yanked: r.get(3),
+                    description: r.get(4),
+                    requires: r.get(5),
+                    published: r.get(6),
+                })
+                .collect(),
+        ))
+    }
+
+    async fn changed_since(&self, gen: i64) -> StoreResult<Vec<(String, i64)>> {
+        let c = self.pool.get().await?;
+        let st = c
+            .prepare_cached("SELECT name, gen FROM packages WHERE gen > $1")
+            .await?;
+        Ok(c.query(&st, &[&gen])
+            .await?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
+    }
+
+    async fn max_generation(&self) -> StoreResult<i64> {
+        let c = self.pool.get().await?;
+        Ok(
+            c.query_one("SELECT COALESCE(MAX(gen), 0) FROM packages", &[])
+                .await?
+                .get(0),
+        )
+    }
+
+    fn generations(&self) -> &Generations {
+        &self.gens
     }
 
     async fn search_rows(&self) -> StoreResult<Vec<SearchRow>> {

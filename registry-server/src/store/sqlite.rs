@@ -11,8 +11,8 @@
 //! the disk.
 
 use super::{
-    newest_listed, now, search_words, token_hash, vers_key, Dump, FullVersion, MetaStore,
-    NewVersion, SearchRow, StoreError, StoreResult, TokenRow, VersionRow,
+    newest_listed, now, search_words, token_hash, vers_key, Dump, FullVersion, Generations,
+    MetaStore, NewVersion, SearchRow, StoreError, StoreResult, TokenRow, VersionRow,
 };
 use crate::typosquat;
 use async_trait::async_trait;
@@ -24,7 +24,8 @@ use tokio::sync::Semaphore;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS packages (
     name    TEXT PRIMARY KEY,
-    created INTEGER NOT NULL
+    created INTEGER NOT NULL,
+    gen     INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS versions (
     id          INTEGER PRIMARY KEY,
@@ -64,6 +65,7 @@ const READERS: usize = 4;
 pub struct Db {
     writer: Arc<Mutex<Connection>>,
     readers: Arc<Readers>,
+    gens: Arc<Generations>,
 }
 
 /// A pool of read-only connections: the semaphore counts free ones, the
@@ -98,8 +100,10 @@ impl Db {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.execute_batch(SCHEMA)?;
+        add_generations(&conn)?;
         backfill_search(&mut conn)?;
         Ok(Db {
+            gens: Arc::default(),
             writer: Arc::new(Mutex::new(conn)),
             readers: Arc::new(Readers {
                 path: path.to_path_buf(),
@@ -266,6 +270,33 @@ fn refresh_search(conn: &Connection, name: &str) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The index generation column (see `generations.rs`), added to a
+/// database from before it.
+fn add_generations(conn: &Connection) -> rusqlite::Result<()> {
+    let has: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('packages') WHERE name = 'gen'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has {
+        conn.execute_batch("ALTER TABLE packages ADD COLUMN gen INTEGER NOT NULL DEFAULT 0")?;
+    }
+    conn.execute_batch("CREATE INDEX IF NOT EXISTS packages_gen ON packages (gen)")
+}
+
+/// Raises `name`'s index generation above every other (the caller holds
+/// the write transaction, so numbers follow commit order).
+fn bump_generation(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
+    let gen: i64 = conn.query_row("SELECT COALESCE(MAX(gen), 0) + 1 FROM packages", [], |r| {
+        r.get(0)
+    })?;
+    conn.execute(
+        "UPDATE packages SET gen = ?2 WHERE name = ?1",
+        params![name, gen],
+    )?;
+    Ok(gen)
+}
+
 /// Search entries for packages that have none (a database from before
 /// the search table).
 fn backfill_search(conn: &mut Connection) -> rusqlite::Result<()> {
@@ -281,7 +312,7 @@ fn backfill_search(conn: &mut Connection) -> rusqlite::Result<()> {
 }
 
 /// Records a version; the first publisher of a name becomes its owner.
-fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreResult<()> {
+fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreResult<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = now();
     check_publish(&tx, &v.name, &v.vers, user)?;
@@ -317,12 +348,13 @@ fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreRes
         Err(e) => return Err(e.into()),
     }
     refresh_search(&tx, &v.name)?;
+    let gen = bump_generation(&tx, &v.name)?;
     tx.commit()?;
-    Ok(())
+    Ok(gen)
 }
 
 /// Removes owners unless that would leave the package without one.
-fn remove_owners(conn: &mut Connection, name: &str, users: &[String]) -> StoreResult<()> {
+fn remove_owners(conn: &mut Connection, name: &str, users: &[String]) -> StoreResult<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     for u in users {
         tx.execute(
@@ -339,11 +371,12 @@ fn remove_owners(conn: &mut Connection, name: &str, users: &[String]) -> StoreRe
         // Dropping the transaction rolls the deletes back.
         return Err(StoreError::LastOwner(name.to_string()));
     }
+    let gen = bump_generation(&tx, name)?;
     tx.commit()?;
-    Ok(())
+    Ok(gen)
 }
 
-fn add_owners(conn: &mut Connection, name: &str, users: &[String]) -> rusqlite::Result<()> {
+fn add_owners(conn: &mut Connection, name: &str, users: &[String]) -> rusqlite::Result<i64> {
     let tx = conn.transaction()?;
     for u in users {
         tx.execute(
@@ -351,7 +384,9 @@ fn add_owners(conn: &mut Connection, name: &str, users: &[String]) -> rusqlite::
             params![name, u],
         )?;
     }
-    tx.commit()
+    let gen = bump_generation(&tx, name)?;
+    tx.commit()?;
+    Ok(gen)
 }
 
 fn owners(conn: &Connection, name: &str) -> rusqlite::Result<Vec<String>> {
@@ -465,11 +500,6 @@ impl MetaStore for Db {
         self.read(|c| Ok(tokens(c)?)).await
     }
 
-    async fn versions(&self, name: &str) -> StoreResult<Vec<VersionRow>> {
-        let name = name.to_string();
-        self.read(move |c| Ok(versions(c, &name)?)).await
-    }
-
     async fn cksum_of(&self, name: &str, vers: &str) -> StoreResult<Option<String>> {
         let (name, vers) = (name.to_string(), vers.to_string());
         self.read(move |c| {
@@ -496,10 +526,12 @@ impl MetaStore for Db {
                 return Err(StoreError::no_version(&name, &vers));
             }
             refresh_search(&tx, &name)?;
+            let gen = bump_generation(&tx, &name)?;
             tx.commit()?;
-            Ok(())
+            Ok((name, gen))
         })
         .await
+        .map(|(name, gen)| self.gens.saw(&name, gen))
     }
 
     async fn owners(&self, name: &str) -> StoreResult<Vec<String>> {
@@ -522,18 +554,20 @@ impl MetaStore for Db {
                     return Err(StoreError::NoUser(u.clone()));
                 }
             }
-            Ok(add_owners(c, &name, &users)?)
+            Ok((add_owners(c, &name, &users)?, name))
         })
         .await
+        .map(|(gen, name)| self.gens.saw(&name, gen))
     }
 
     async fn remove_owners(&self, name: &str, user: &str, users: &[String]) -> StoreResult<()> {
         let (name, user, users) = (name.to_string(), user.to_string(), users.to_vec());
         self.call(move |c| {
             require_owner(c, &name, &user)?;
-            remove_owners(c, &name, &users)
+            Ok((remove_owners(c, &name, &users)?, name))
         })
         .await
+        .map(|(gen, name)| self.gens.saw(&name, gen))
     }
 
     async fn precheck(&self, name: &str, vers: &semver::Version, user: &str) -> StoreResult<()> {
@@ -544,7 +578,53 @@ impl MetaStore for Db {
 
     async fn insert_version(&self, v: &NewVersion, user: &str) -> StoreResult<()> {
         let (v, user) = (v.clone(), user.to_string());
-        self.call(move |c| insert_version(c, &v, &user)).await
+        let name = v.name.clone();
+        let gen = self.call(move |c| insert_version(c, &v, &user)).await?;
+        self.gens.saw(&name, gen);
+        Ok(())
+    }
+
+    async fn index_rows(&self, name: &str) -> StoreResult<(i64, Vec<VersionRow>)> {
+        let name = name.to_string();
+        self.read(move |c| {
+            // One read transaction: the generation and the rows agree.
+            let tx = c.unchecked_transaction()?;
+            let gen = tx
+                .query_row(
+                    "SELECT gen FROM packages WHERE name = ?1",
+                    params![name],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .unwrap_or(0);
+            let rows = versions(&tx, &name)?;
+            Ok((gen, rows))
+        })
+        .await
+    }
+
+    async fn changed_since(&self, gen: i64) -> StoreResult<Vec<(String, i64)>> {
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached("SELECT name, gen FROM packages WHERE gen > ?1")?;
+            let rows = stmt.query_map(params![gen], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+        .await
+    }
+
+    async fn max_generation(&self) -> StoreResult<i64> {
+        self.read(|c| {
+            Ok(
+                c.query_row("SELECT COALESCE(MAX(gen), 0) FROM packages", [], |r| {
+                    r.get(0)
+                })?,
+            )
+        })
+        .await
+    }
+
+    fn generations(&self) -> &Generations {
+        &self.gens
     }
 
     async fn search_rows(&self) -> StoreResult<Vec<SearchRow>> {

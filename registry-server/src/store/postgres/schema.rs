@@ -55,6 +55,13 @@ CREATE TABLE search (
 );
 ",
     ),
+    (
+        3,
+        "
+ALTER TABLE packages ADD COLUMN gen BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX packages_gen ON packages (gen);
+",
+    ),
 ];
 
 /// Serialised across replicas by an advisory lock, so replicas starting

@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""skillpm side by side with the fastest peer, skillcask 0.10.2 (issue 14).
+
+Workloads: 10 / 100 / 1 000 skills of ~24 KB (SKILL.md, scripts/run.sh,
+references/notes.md), generated here
+- in one git repository per size, served by `git http-backend` over HTTPS
+  (nginx + fcgiwrap on loopback, certificate from a CA made for the run);
+- published to `skillpm-registry` (behind the same nginx, so both tools pay
+  for TLS alike) and, for skillcask, as a static Composer repository
+  (`packages.json`, `p2/`, zips) made by `skillcask publish` from the same
+  skill directories and served by the same nginx.
+
+Scenarios, each pair interleaved in one run (A B A B ...), medians and the
+median of the per-pair ratios skillpm/skillcask:
+  git add all       fresh project, empty cache: every skill of the repository
+  git restore cold  lock present, no installed tree, empty cache
+  reg add all       fresh project whose manifest lists the N skills, no lock
+  reg restore cold  lock present, no installed tree, empty cache
+  restore warm      skillpm only (skillcask keeps no cache)
+  no-op             everything in place; install from the lock again
+  add one           project of N registry skills; add one more
+After the add-all runs, both installed trees must hold byte-identical
+SKILL.md files.
+
+Trust: skillcask reads the CA from SKILLCASK_CA_FILE; skillpm's registry
+client from SSL_CERT_FILE (rustls-platform-verifier reads the system trust
+store through it) and git from GIT_SSL_CAINFO.
+
+Needs nginx, fcgiwrap and openssl (Debian packages; installed with apt-get
+if missing) and cargo (skillcask is built once into target/peers/).
+Run: python3 benches/peers.py [--sizes 10 100 1000] [--runs N]
+     [--skillpm-dir DIR]  (a directory with other skillpm + skillpm-registry
+                           builds, e.g. a copy of a previous release build)
+"""
+import argparse
+import concurrent.futures
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import ssl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, isolated_env, skillpm_bin, time_cmd, time_pair  # noqa: E402
+from install import make_skill, start_registry  # noqa: E402
+
+SKILLCASK_VERSION = "0.10.2"
+PEERS = os.path.join(ROOT, "target", "peers")
+VENDOR = "bench"
+
+NGINX_CONF = """
+worker_processes 2;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  sendfile on;
+  types {{ application/json json; application/zip zip; }}
+  default_type application/octet-stream;
+  client_max_body_size 64m;
+  upstream registry {{ server {registry}; keepalive 32; }}
+  server {{
+    listen 127.0.0.1:{port} ssl;
+    ssl_certificate {tmp}/tls/server.pem;
+    ssl_certificate_key {tmp}/tls/server.key;
+    keepalive_requests 100000;
+    location /composer/ {{ alias {composer}/; }}
+    location ~ ^/git(/.*)$ {{
+      include /etc/nginx/fastcgi_params;
+      fastcgi_pass unix:{tmp}/fcgiwrap.sock;
+      fastcgi_param SCRIPT_FILENAME {backend};
+      fastcgi_param GIT_PROJECT_ROOT {repos};
+      fastcgi_param GIT_HTTP_EXPORT_ALL "";
+      fastcgi_param GIT_PROTOCOL $http_git_protocol;
+      fastcgi_param PATH_INFO $1;
+      fastcgi_read_timeout 600s;
+    }}
+    location / {{
+      proxy_pass http://registry;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+    }}
+  }}
+}}
+"""
+
+
+def sh(cmd, **kw):
+    """Runs a command, printing its output if it fails."""
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise SystemExit(f"failed ({r.returncode}): {cmd}\n{r.stdout}\n{r.stderr}")
+    return r.stdout
+
+
+def ensure_tools():
+    need = {"nginx": "/usr/sbin/nginx", "fcgiwrap": "/usr/sbin/fcgiwrap", "openssl": None}
+    missing = [t for t, p in need.items() if not shutil.which(t) and not (p and os.path.exists(p))]
+    if missing:
+        subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True)
+
+
+def skillcask_bin():
+    """skillcask 0.10.2, built once with `cargo install --root`."""
+    root = os.path.join(PEERS, "skillcask")
+    exe = os.path.join(root, "bin", "skillcask")
+    if not os.path.exists(exe):
+        subprocess.run(["cargo", "install", "--root", root, "skillcask", "--version",
+                        SKILLCASK_VERSION, "--locked"], check=True)
+    version = sh([exe, "--version"])
+    assert SKILLCASK_VERSION in version, version
+    return exe
+
+
+def make_tls(tmp):
+    """A CA made for this run and a certificate for 127.0.0.1 it signed."""
+    d = os.path.join(tmp, "tls")
+    os.makedirs(d)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    sh(["openssl", "req", "-x509", *ec, "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem",
+        "-days", "2", "-subj", "/CN=skillpm bench CA",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+    sh(["openssl", "req", *ec, "-keyout", f"{d}/server.key", "-out", f"{d}/server.csr",
+        "-subj", "/CN=127.0.0.1"])
+    with open(f"{d}/ext.cnf", "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+                "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n")
+    sh(["openssl", "x509", "-req", "-in", f"{d}/server.csr", "-CA", f"{d}/ca.pem",
+        "-CAkey", f"{d}/ca.key", "-CAcreateserial", "-out", f"{d}/server.pem", "-days", "2",
+        "-extfile", f"{d}/ext.cnf"])
+    return f"{d}/ca.pem"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def git(*args, cwd):
+    sh(["git", *args], cwd=cwd)
+
+
+def make_repo(tmp, src, n):
+    """One repository with skills/bench-0000 ... for n skills, served bare."""
+    work = os.path.join(tmp, "work", f"skills-{n}")
+    for i in range(n):
+        name = f"bench-{i:04d}"
+        shutil.copytree(os.path.join(src, name), os.path.join(work, "skills", name))
+    git("init", "-q", "-b", "main", cwd=work)
+    git("add", "-A", cwd=work)
+    git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "skills", cwd=work)
+    bare = os.path.join(tmp, "repos", VENDOR, f"skills-{n}.git")
+    os.makedirs(os.path.dirname(bare), exist_ok=True)
+    git("clone", "-q", "--bare", work, bare, cwd=tmp)
+    for k in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant",
+              "uploadpack.allowReachableSHA1InWant"):
+        git("config", k, "true", cwd=bare)
+    return bare
+
+
+class Servers:
+    """skillpm-registry, fcgiwrap (git http-backend) and nginx in front."""
+
+    def __init__(self, tmp, registry_exe):
+        self.tmp = tmp
+        self.port = free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
+        self.procs = []
+        reg, reg_url, self.token = start_registry(
+            os.path.join(tmp, "data"), ["--public-url", self.url], exe=registry_exe)
+        self.procs.append(reg)
+        sock = os.path.join(tmp, "fcgiwrap.sock")
+        # Its own process group: fcgiwrap forks workers, stopped together.
+        self.procs.append(subprocess.Popen(["/usr/sbin/fcgiwrap", "-c", "4", "-s", f"unix:{sock}"],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                           start_new_session=True))
+        while not os.path.exists(sock):
+            time.sleep(0.05)
+        os.chmod(sock, 0o777)
+        conf = os.path.join(tmp, "nginx.conf")
+        backend = os.path.join(sh(["git", "--exec-path"]).strip(), "git-http-backend")
+        with open(conf, "w") as f:
+            f.write(NGINX_CONF.format(
+                tmp=tmp, port=self.port, registry=reg_url.split("://", 1)[1],
+                composer=os.path.join(tmp, "composer"), repos=os.path.join(tmp, "repos"),
+                backend=backend))
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        self.procs.append(subprocess.Popen([nginx, "-c", conf, "-p", tmp],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        ctx = ssl.create_default_context(cafile=os.path.join(tmp, "tls", "ca.pem"))
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(self.url + "/health", context=ctx).read()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise SystemExit("nginx did not come up; see " + os.path.join(tmp, "nginx-error.log"))
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.args[0].endswith("fcgiwrap"):
+                os.killpg(p.pid, signal.SIGTERM)
+            else:
+                p.terminate()
+            p.wait()
+
+
+def cask_manifest(url, names):
+    lines = [
+        "[repositories]",
+        f'bench = {{ type = "composer", url = "{url}/composer/packages.json", min-release-age = "0" }}',
+        "packagist = false",
+        "github = false",
+        "",
+        "[skills]",
+        *(f'"{VENDOR}/{n}" = "^1.0"' for n in names),
+        "",
+        "[agents]",
+        "targets = []",
+        "",
+        "[policy]",
+        'min-release-age = "0"',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def fresh(dir_, manifest):
+    """An empty project holding only `manifest` as skills.toml."""
+    shutil.rmtree(dir_, ignore_errors=True)
+    write(os.path.join(dir_, "skills.toml"), manifest)
+
+
+def rm(*paths):
+    for p in paths:
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def snapshot(project):
+    """Every file of a project but the installed trees, to put back later."""
+    out = {}
+    for base, dirs, files in os.walk(project):
+        rel = os.path.relpath(base, project)
+        parts = rel.split(os.sep)
+        if len(parts) >= 3 and parts[0] == ".agents":
+            dirs[:] = []
+            continue
+        for f in files:
+            p = os.path.join(base, f)
+            out[p] = open(p, "rb").read()
+    return out
+
+
+def restore(snap, project, extra):
+    rm(os.path.join(project, ".agents", "skills", extra))
+    for p, b in snap.items():
+        with open(p, "wb") as f:
+            f.write(b)
+
+
+def same_skill_md(a, b, n):
+    """Both installed trees hold the same N SKILL.md files, byte for byte."""
+    names = [f"bench-{i:04d}" for i in range(n)]
+    for name in names:
+        pa = os.path.join(a, ".agents", "skills", name, "SKILL.md")
+        pb = os.path.join(b, ".agents", "skills", name, "SKILL.md")
+        if open(pa, "rb").read() != open(pb, "rb").read():
+            raise SystemExit(f"SKILL.md of {name} differs between {pa} and {pb}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="*", default=[10, 100, 1000])
+    ap.add_argument("--runs", type=int, help="pairs timed per case (default 7 / 5 / 3 by size)")
+    ap.add_argument("--skillpm-dir", help="directory holding skillpm and skillpm-registry to time")
+    args = ap.parse_args()
+    ensure_tools()
+    if args.skillpm_dir:
+        bindir = os.path.abspath(args.skillpm_dir)
+    else:
+        bindir = os.path.dirname(skillpm_bin())
+    spm = os.path.join(bindir, "skillpm")
+    cask = skillcask_bin()
+    has_all = "--all" in sh([spm, "add", "--help"])
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="skillpm-peers-")
+    os.chmod(tmp, 0o755)  # nginx workers read the composer files as another user
+    servers = None
+    try:
+        ca = make_tls(tmp)
+        env = isolated_env(tmp)
+        env.update(SSL_CERT_FILE=ca, GIT_SSL_CAINFO=ca, SKILLCASK_CA_FILE=ca,
+                   NO_COLOR="1", SKILLCASK_AGENT="0", GIT_CONFIG_NOSYSTEM="1")
+        cache = env["XDG_CACHE_HOME"]
+        biggest = max(args.sizes)
+        src = os.path.join(tmp, "src")
+        names = [f"bench-{i:04d}" for i in range(biggest + 1)]
+        for name in names:
+            make_skill(src, name, reference="notes.md")
+        for n in args.sizes:
+            make_repo(tmp, src, n)
+        servers = Servers(tmp, os.path.join(bindir, "skillpm-registry"))
+        url = servers.url
+        env["SKILLPM_REGISTRY"] = url
+        sh([cask, "publish", "--vendor", VENDOR, "--base-url", url + "/composer",
+            "--out", os.path.join(tmp, "composer"), src], env=env)
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda name: sh([spm, "publish", os.path.join(src, name), "--registry",
+                                           url, "--token", servers.token], env=env), names))
+        print(f"{len(names)} skills published to skillpm-registry and a Composer repository",
+              file=sys.stderr)
+
+        for n in args.sizes:
+            runs = args.runs or (7 if n <= 10 else 5 if n <= 100 else 3)
+            warm = 1 if n < 1000 else 0
+            some = names[:n]
+            repo = f"{url}/git/{VENDOR}/skills-{n}.git"
+            p_spm, p_cask = os.path.join(tmp, f"spm-{n}"), os.path.join(tmp, f"cask-{n}")
+            inst_spm = os.path.join(p_spm, ".agents")
+            inst_cask = os.path.join(p_cask, ".agents")
+            base = cask_manifest(url, [])
+
+            def pair(label, a, b, setup_a=None, setup_b=None):
+                # One checked run each first (prints what failed), then timing.
+                for cmd, setup, cwd in ((a, setup_a, p_spm), (b, setup_b, p_cask)):
+                    if setup:
+                        setup()
+                    sh(cmd, env=env, cwd=cwd)
+                ma, mb, ratio = time_pair(a, b, runs=runs, warmup=warm, setup_a=setup_a,
+                                          setup_b=setup_b, env=env, cwd_a=p_spm, cwd_b=p_cask)
+                rows.append((n, label, ma, mb, ratio))
+                print(f"{n:>5} {label:<22} skillpm {ma*1000:9.1f} ms  skillcask {mb*1000:9.1f} ms"
+                      f"  {ratio:5.2f}x", file=sys.stderr)
+
+            def solo(label, cmd, setup):
+                setup()
+                sh(cmd, env=env, cwd=p_spm)
+                med, _, _ = time_cmd(cmd, runs=runs, warmup=warm, env=env, cwd=p_spm, setup=setup)
+                rows.append((n, label, med, None, None))
+                print(f"{n:>5} {label:<22} skillpm {med*1000:9.1f} ms", file=sys.stderr)
+
+            # git: add every skill of one repository
+            if has_all:
+                spm_git_manifest = "[skills]\n"
+                spm_add = [spm, "-q", "add", "--all", f"git+{repo}"]
+            else:
+                spm_git_manifest = "[skills]\n" + "".join(
+                    f'{s} = {{ git = "{repo}", path = "skills/{s}" }}\n' for s in some)
+                spm_add = [spm, "-q", "install"]
+            pair("git: add all", spm_add, [cask, "add", f"git:{repo}"],
+                 setup_a=lambda: (rm(cache), fresh(p_spm, spm_git_manifest)),
+                 setup_b=lambda: fresh(p_cask, base))
+            same_skill_md(p_spm, p_cask, n)
+            pair("git: restore cold", [spm, "-q", "install", "--locked"],
+                 [cask, "install", "--frozen"],
+                 setup_a=lambda: rm(inst_spm, cache), setup_b=lambda: rm(inst_cask))
+            solo("git: restore warm", [spm, "-q", "install", "--locked"], lambda: rm(inst_spm))
+
+            # registry: the same N skills, published
+            spm_manifest = "[skills]\n" + "".join(f'{s} = "^1"\n' for s in some)
+            pair("reg: add all", [spm, "-q", "install"], [cask, "install"],
+                 setup_a=lambda: (rm(cache), fresh(p_spm, spm_manifest)),
+                 setup_b=lambda: fresh(p_cask, cask_manifest(url, some)))
+            same_skill_md(p_spm, p_cask, n)
+            pair("reg: restore cold", [spm, "-q", "install", "--locked"],
+                 [cask, "install", "--frozen"],
+                 setup_a=lambda: rm(inst_spm, cache), setup_b=lambda: rm(inst_cask))
+            solo("reg: restore warm", [spm, "-q", "install", "--locked"], lambda: rm(inst_spm))
+            pair("no-op install", [spm, "-q", "install", "--locked"], [cask, "install", "--frozen"])
+            extra = names[n]
+            snap_spm, snap_cask = snapshot(p_spm), snapshot(p_cask)
+            pair("add one", [spm, "-q", "add", f"{extra}@^1"], [cask, "add", f"{VENDOR}/{extra}"],
+                 setup_a=lambda: restore(snap_spm, p_spm, extra),
+                 setup_b=lambda: restore(snap_cask, p_cask, extra))
+            restore(snap_spm, p_spm, extra)
+            restore(snap_cask, p_cask, extra)
+    finally:
+        if servers:
+            servers.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    report(rows, args.sizes)
+
+
+def report(rows, sizes):
+    """One Markdown table: ratio (skillpm vs skillcask medians) per size."""
+    labels = list(dict.fromkeys(r[1] for r in rows))
+    print("| scenario | " + " | ".join(f"{n} skills" for n in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for label in labels:
+        cells = []
+        for n in sizes:
+            r = next((r for r in rows if r[0] == n and r[1] == label), None)
+            if r is None:
+                cells.append("")
+            elif r[3] is None:
+                cells.append(f"{fmt(r[2])} (skillpm only)")
+            else:
+                cells.append(f"**{r[4]:.2f}x** ({fmt(r[2])} vs {fmt(r[3])})")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
+def fmt(s):
+    return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
+
+
+if __name__ == "__main__":
+    main()
