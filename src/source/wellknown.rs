@@ -246,7 +246,11 @@ pub struct WellKnownSource {
     offline: bool,
     limits: Limits,
     http: OnceCell<reqwest::Client>,
-    indexes: Mutex<HashMap<String, Arc<OnceCell<Arc<Index>>>>>,
+    /// Index URL → the index there (`None`: 404), read once per run.
+    indexes: Mutex<HashMap<String, Arc<OnceCell<Option<Arc<Index>>>>>>,
+    /// Resolutions of this run: `add` resolves to learn what it adds, then
+    /// installs the same, with one download.
+    resolved: Mutex<HashMap<String, Arc<OnceCell<Resolution>>>>,
 }
 
 impl WellKnownSource {
@@ -260,6 +264,7 @@ impl WellKnownSource {
             },
             http: OnceCell::new(),
             indexes: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
         }
     }
 
@@ -341,28 +346,36 @@ impl WellKnownSource {
     /// The index for `site`: the URL itself if it names an `index.json`,
     /// else the RFC location, then the legacy one. Read once per run.
     pub async fn discover(&self, site: &WellKnownUrl) -> Result<Arc<Index>, SourceError> {
+        let candidates = site.index_candidates();
+        for url in &candidates {
+            if let Some(index) = self.index_at(url).await? {
+                return Ok(index);
+            }
+        }
+        let tried: Vec<String> = candidates
+            .iter()
+            .map(|u| sanitize(u.as_str()).into_owned())
+            .collect();
+        Err(SourceError::WellKnown(format!(
+            "no Agent Skills index at {} (404); if this is a git repository, write `git+URL`",
+            tried.join(" or ")
+        )))
+    }
+
+    /// The index at exactly `url`, or `None` when the server has none
+    /// there; each URL is read at most once per run.
+    async fn index_at(&self, url: &WellKnownUrl) -> Result<Option<Arc<Index>>, SourceError> {
         let cell = {
             let mut map = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
-            map.entry(site.to_string()).or_default().clone()
+            map.entry(url.to_string()).or_default().clone()
         };
         cell.get_or_try_init(|| async {
-            let candidates = site.index_candidates();
-            for url in &candidates {
-                if let Some(body) = self.get(url, MAX_INDEX_BYTES).await? {
-                    let index = parse_index(url, &body).map_err(|e| {
-                        SourceError::WellKnown(format!("{}: {e}", sanitize(url.as_str())))
-                    })?;
-                    return Ok(Arc::new(index));
-                }
-            }
-            let tried: Vec<String> = candidates
-                .iter()
-                .map(|u| sanitize(u.as_str()).into_owned())
-                .collect();
-            Err(SourceError::WellKnown(format!(
-                "no Agent Skills index at {} (404); if this is a git repository, write `git+URL`",
-                tried.join(" or ")
-            )))
+            let Some(body) = self.get(url, MAX_INDEX_BYTES).await? else {
+                return Ok(None);
+            };
+            let index = parse_index(url, &body)
+                .map_err(|e| SourceError::WellKnown(format!("{}: {e}", sanitize(url.as_str()))))?;
+            Ok(Some(Arc::new(index)))
         })
         .await
         .cloned()
@@ -561,6 +574,26 @@ impl Source for WellKnownSource {
                 sanitize(index.as_str())
             )));
         };
+        let cell = {
+            let mut map = self.resolved.lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(format!("{index}#{name}")).or_default().clone()
+        };
+        cell.get_or_try_init(|| self.resolve_uncached(index, name))
+            .await
+            .cloned()
+    }
+
+    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
+        self.fetch_locked(locked).await
+    }
+}
+
+impl WellKnownSource {
+    async fn resolve_uncached(
+        &self,
+        index: &WellKnownUrl,
+        name: &SkillName,
+    ) -> Result<Resolution, SourceError> {
         let idx = self.discover(index).await?;
         let listed = idx.get(name).ok_or_else(|| {
             SourceError::WellKnown(format!(
@@ -585,7 +618,7 @@ impl Source for WellKnownSource {
         })
     }
 
-    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
+    async fn fetch_locked(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
         let LockedSource::WellKnown {
             index,
             artifact,
