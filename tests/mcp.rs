@@ -690,3 +690,71 @@ fn stdout_carries_only_the_protocol_and_a_closed_stdin_ends_the_server() {
         "{err}"
     );
 }
+
+/// The official MCP inspector's CLI (`@modelcontextprotocol/inspector`
+/// 2.12.0), which runs the SEP-2640 conformance and digest checks itself
+/// (`--verify`). Installed with
+/// `npm install --prefix target/mcp-inspector @modelcontextprotocol/inspector@2.12.0`,
+/// or named by SKILLPM_MCP_INSPECTOR; required when
+/// SKILLPM_REQUIRE_MCP_INSPECTOR=1.
+fn inspector() -> Option<PathBuf> {
+    let path = std::env::var_os("SKILLPM_MCP_INSPECTOR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/mcp-inspector/node_modules/.bin/mcp-inspector")
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    let why = format!(
+        "{} is missing (npm install --prefix target/mcp-inspector @modelcontextprotocol/inspector@2.12.0)",
+        path.display()
+    );
+    assert!(
+        std::env::var_os("SKILLPM_REQUIRE_MCP_INSPECTOR").is_none(),
+        "SKILLPM_REQUIRE_MCP_INSPECTOR is set but {why}"
+    );
+    eprintln!("skipping the inspector test: {why}");
+    None
+}
+
+#[test]
+fn the_official_inspector_verifies_every_listed_skill_in_both_eras() {
+    let Some(cli) = inspector() else { return };
+    let tree = Tree::new();
+    let listed = tree.listed_uris();
+    for era in ["modern", "legacy"] {
+        let mut cmd = Command::new(&cli);
+        cmd.env_clear()
+            .env("HOME", &tree.f.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .args(["--cli", "--protocol-era", era, "--method", "skills/list"])
+            .args(["--verify", "--require-digests", "--format", "json", "-q"])
+            .arg("--cwd")
+            .arg(&tree.f.project);
+        for (k, v) in tree.env() {
+            cmd.arg("-e").arg(format!("{k}={v}"));
+        }
+        let out = cmd
+            .arg(env!("CARGO_BIN_EXE_skillpm"))
+            .arg("mcp")
+            .output()
+            .expect("run the inspector");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{era}: inspector exit {:?}\n{text}\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut verified = BTreeSet::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let r: Value = serde_json::from_str(line).expect("one JSON report per skill");
+            assert_eq!(r["ok"], true, "{era}: {r}");
+            assert_eq!(r["outcome"], "verified", "{era}: {r}");
+            verified.insert(r["uri"].as_str().expect("uri").to_string());
+        }
+        assert_eq!(verified, listed, "{era}");
+    }
+}

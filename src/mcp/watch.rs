@@ -44,7 +44,7 @@ pub fn spawn(env: Environment, shared: Arc<Shared>, log: fn(&str)) -> notify::Re
         }
     })?;
     let mut watched = BTreeSet::new();
-    add_watches(&env, &mut watcher, &mut watched);
+    add_watches(&env, &mut watcher, &mut watched, log);
     let thread = std::thread::Builder::new()
         .name("skillpm-mcp-watch".into())
         .spawn(move || reload_loop(env, shared, watcher, watched, rx, log))
@@ -68,6 +68,7 @@ fn add_watches(
     env: &Environment,
     w: &mut RecommendedWatcher,
     watched: &mut BTreeSet<(PathBuf, bool)>,
+    log: fn(&str),
 ) {
     let Ok(layout) = discover::layout(env) else {
         return;
@@ -93,8 +94,13 @@ fn add_watches(
         } else {
             RecursiveMode::NonRecursive
         };
-        if w.watch(&path, mode).is_ok() {
-            watched.insert((path, recursive));
+        match w.watch(&path, mode) {
+            Ok(()) => {
+                watched.insert((path, recursive));
+            }
+            // Most often the inotify watch limit: serving goes on, without
+            // reloads for this directory.
+            Err(e) => log(&format!("cannot watch {}: {e}", path.display())),
         }
     }
 }
@@ -172,6 +178,6 @@ fn reload_loop(
             ));
         }
         // A root created since the last look is watched from now on.
-        add_watches(&env, &mut watcher, &mut watched);
+        add_watches(&env, &mut watcher, &mut watched, log);
     }
 }
