@@ -48,7 +48,7 @@ pub fn spawn(env: Environment, shared: Arc<Shared>, log: fn(&str)) -> notify::Re
     let thread = std::thread::Builder::new()
         .name("skillpm-mcp-watch".into())
         .spawn(move || reload_loop(env, shared, watcher, watched, rx, log))
-        .map_err(|e| notify::Error::io(e))?;
+        .map_err(notify::Error::io)?;
     Ok(Reloader { _thread: thread })
 }
 
