@@ -69,6 +69,21 @@ fn vercel_layout(f: &Fixture, src: &Path, lock: &str) {
     }
 }
 
+/// Runs `skillpm import` with only `[sources] github` configured (the
+/// mirror stands in for github.com, as it would for GitHub Enterprise);
+/// asserts success and returns what it said.
+fn import(f: &Fixture, base: &str) -> String {
+    f.write(
+        &f.project,
+        "skills.toml",
+        format!("[sources]\ngithub = \"{base}\"\n"),
+    );
+    let out = f.skillpm(&["import"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    err
+}
+
 fn fixture_lock() -> String {
     std::fs::read_to_string(fixture_dir().join("skills-lock.json")).unwrap()
 }
@@ -97,9 +112,17 @@ fn assert_imported(f: &Fixture, base: &str, src: &Path) {
     let lock = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
     for (name, r) in [("alpha", "main"), ("beta", "v1")] {
         let want = format!("source = \"git+{url}#{}\"", rev(src, r));
-        let entry = lock.split("[[skill]]").find(|e| e.contains(&format!("name = \"{name}\""))).unwrap();
+        let entry = lock
+            .split("[[skill]]")
+            .find(|e| e.contains(&format!("name = \"{name}\"")))
+            .unwrap();
         assert!(entry.contains(&want), "{name}: {lock}");
-        assert!(f.project.join(".agents/skills").join(name).join(".skillpm-install").is_file());
+        assert!(f
+            .project
+            .join(".agents/skills")
+            .join(name)
+            .join(".skillpm-install")
+            .is_file());
         let link = std::fs::read_link(f.project.join(".claude/skills").join(name)).unwrap();
         assert_eq!(link, Path::new("../../.agents/skills").join(name));
     }
@@ -112,12 +135,7 @@ fn imports_the_lock_vercel_wrote_pinning_full_commits() {
     let f = Fixture::new();
     let (base, src) = mirror(&f);
     vercel_layout(&f, &src, &fixture_lock());
-    // Only the base for `owner/repo` is configured: the mirror stands in
-    // for github.com, as [sources] github does for GitHub Enterprise.
-    f.write(&f.project, "skills.toml", format!("[sources]\ngithub = \"{base}\"\n"));
-    let out = f.skillpm(&["import"]);
-    let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
+    let err = import(&f, &base);
     assert!(!err.contains("not carried over"), "{err}");
     assert!(err.contains("Imported 2 skill(s)"), "{err}");
     assert_imported(&f, &base, &src);
@@ -147,10 +165,7 @@ fn edited_skills_and_unknown_sources_are_reported_not_carried() {
     // The user edited beta after installing it.
     let beta = f.project.join(".agents/skills/beta/SKILL.md");
     std::fs::write(&beta, "---\nname: beta\ndescription: mine now\n---\n").unwrap();
-    f.write(&f.project, "skills.toml", format!("[sources]\ngithub = \"{base}\"\n"));
-    let out = f.skillpm(&["import"]);
-    let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
+    let err = import(&f, &base);
     for line in [
         "not carried over: Bad Name: not a valid skill name",
         "not carried over: alpha: `pluginName` has no equivalent and was dropped",
@@ -162,7 +177,10 @@ fn edited_skills_and_unknown_sources_are_reported_not_carried() {
     assert!(err.contains("Imported 1 skill(s)"), "{err}");
     assert!(std::fs::read_to_string(&beta).unwrap().contains("mine now"));
     let toml = std::fs::read_to_string(f.project.join("skills.toml")).unwrap();
-    assert!(toml.contains("alpha = ") && !toml.contains("beta = "), "{toml}");
+    assert!(
+        toml.contains("alpha = ") && !toml.contains("beta = "),
+        "{toml}"
+    );
 }
 
 #[test]
@@ -170,14 +188,20 @@ fn a_broken_lock_is_one_clear_error_and_changes_nothing() {
     let f = Fixture::new();
     for (text, want) in [
         ("{not json", "not JSON"),
-        ("{\"version\": 7, \"skills\": {}}", "lock version 7 is not supported"),
+        (
+            "{\"version\": 7, \"skills\": {}}",
+            "lock version 7 is not supported",
+        ),
         ("[]", "no `version` number"),
     ] {
         f.write(&f.project, "skills-lock.json", text);
         let out = f.skillpm(&["import"]);
         assert_eq!(out.status.code(), Some(1));
         let err = stderr(&out);
-        assert!(err.contains("skills-lock.json") && err.contains(want), "{err}");
+        assert!(
+            err.contains("skills-lock.json") && err.contains(want),
+            "{err}"
+        );
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(!f.project.join("skills.toml").exists());
     }
@@ -199,17 +223,39 @@ fn vercel_skills_writes_the_fixture_and_skillpm_imports_its_install() {
     )
     .unwrap();
     for args in [
-        ["add", "acme/skills", "--skill", "alpha", "--agent", "claude-code", "codex", "-y"].as_slice(),
-        ["add", "acme/skills#v1", "--skill", "beta", "--agent", "claude-code", "codex", "-y"].as_slice(),
+        [
+            "add",
+            "acme/skills",
+            "--skill",
+            "alpha",
+            "--agent",
+            "claude-code",
+            "codex",
+            "-y",
+        ]
+        .as_slice(),
+        [
+            "add",
+            "acme/skills#v1",
+            "--skill",
+            "beta",
+            "--agent",
+            "claude-code",
+            "codex",
+            "-y",
+        ]
+        .as_slice(),
     ] {
         let (ok, text) = run_vercel(&tool, &f.project, &home, args);
         assert!(ok, "skills {args:?}: {text}");
     }
     let written = std::fs::read_to_string(f.project.join("skills-lock.json")).unwrap();
-    assert_eq!(written, fixture_lock(), "the tool writes a different lock; rerun make-lock.sh");
-    f.write(&f.project, "skills.toml", format!("[sources]\ngithub = \"{base}\"\n"));
-    let out = f.skillpm(&["import"]);
-    let err = stderr(&out);
-    assert!(out.status.success() && !err.contains("not carried over"), "{err}");
+    assert_eq!(
+        written,
+        fixture_lock(),
+        "the tool writes a different lock; rerun make-lock.sh"
+    );
+    let err = import(&f, &base);
+    assert!(!err.contains("not carried over"), "{err}");
     assert_imported(&f, &base, &src);
 }

@@ -315,21 +315,13 @@ pub fn view(fm: &Map<String, Value>, dialect: &[Key]) -> Map<String, Value> {
                 }
             }
             Key::DisableModelInvocation => {
-                if truthy(fm.get("disable-model-invocation")) {
+                if super::eligibility::is_true(fm.get("disable-model-invocation")) {
                     out.insert("user_invocable_only".into(), Value::Bool(true));
                 }
             }
         }
     }
     out
-}
-
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => matches!(s.to_ascii_lowercase().as_str(), "true" | "yes" | "on"),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ impl Requirements {
 
 /// YAML is read as 1.2, where `yes`/`on` are strings; skills written for
 /// YAML 1.1 loaders still mean "true" by them, and loading is lenient.
-fn is_true(v: Option<&Value>) -> bool {
+pub(super) fn is_true(v: Option<&Value>) -> bool {
     match v {
         Some(Value::Bool(b)) => *b,
         Some(Value::String(s)) => {
