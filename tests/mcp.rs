@@ -7,7 +7,8 @@
 //!
 //! The drivers in tests/mcp/ only talk to the server and report what they
 //! saw as JSON; every assertion is here, against `status --json` and the
-//! bytes on disk. The tests skip when the clients are not installed,
+//! bytes on disk. The official inspector's CLI checks SEP-2640 conformance
+//! and digests on its own. The tests skip when the clients are not installed,
 //! unless SKILLPM_REQUIRE_MCP_CLIENTS=1 (CI). Install them with
 //! `python3 -m pip install 'fastmcp-slim[client]==4.1.6' mcp==2.3.0`;
 //! SKILLPM_MCP_PYTHON names another interpreter (a venv) if needed.

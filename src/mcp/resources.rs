@@ -432,3 +432,97 @@ pub fn changes(old: &Snapshot, new: &Snapshot) -> (BTreeSet<String>, bool) {
     }
     (changed, list_changed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::config::Environment;
+    use crate::engine::tools::ToolPolicy;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn snapshot(root: &Path) -> Snapshot {
+        let env = Environment::isolated();
+        Snapshot::build(Catalog::from_roots(
+            &env,
+            &[root.to_path_buf()],
+            ToolPolicy::default(),
+        ))
+    }
+
+    #[test]
+    fn serves_files_inside_the_skill_and_lists_directories() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("skills");
+        let a = root.join("a");
+        write(
+            &a.join("SKILL.md"),
+            "---\nname: a\ndescription: d\n---\nbody\n",
+        );
+        write(&a.join("references/x.md"), "x");
+        write(&a.join("references/deep/y.md"), "y");
+        write(
+            &a.join("sub/SKILL.md"),
+            "---\nname: sub\ndescription: d\n---\n",
+        );
+        write(&t.path().join("outside.txt"), "secret");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(t.path().join("outside.txt"), a.join("link.txt")).unwrap();
+        let snap = snapshot(&root);
+        let rels: Vec<&str> = snap.skills[0]
+            .files
+            .iter()
+            .map(|f| f.rel.as_str())
+            .collect();
+        assert_eq!(
+            rels,
+            ["SKILL.md", "references/deep/y.md", "references/x.md"]
+        );
+        assert_eq!(snap.skills[1].command, "a/sub");
+        assert!(snap.notes.iter().any(|n| n.contains("link.txt: refused")));
+        let children: Vec<(String, bool)> = snap
+            .directory("skill://a/references")
+            .unwrap()
+            .into_iter()
+            .map(|(uri, _, f)| (uri, f.is_some()))
+            .collect();
+        assert_eq!(
+            children,
+            [
+                ("skill://a/references/deep".to_string(), false),
+                ("skill://a/references/x.md".to_string(), true)
+            ]
+        );
+        assert!(
+            matches!(snap.find("skill://a/references/x.md"), Some(Found::File(f)) if &*f.bytes == b"x")
+        );
+        assert!(snap.find("skill://a/link.txt").is_none());
+    }
+
+    #[test]
+    fn changes_name_added_edited_and_removed_uris() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("skills");
+        write(
+            &root.join("a/SKILL.md"),
+            "---\nname: a\ndescription: d\n---\n",
+        );
+        write(&root.join("a/r.md"), "1");
+        let before = snapshot(&root);
+        assert_eq!(changes(&before, &snapshot(&root)), (BTreeSet::new(), false));
+        write(&root.join("a/r.md"), "2");
+        write(
+            &root.join("b/SKILL.md"),
+            "---\nname: b\ndescription: d\n---\n",
+        );
+        let (uris, list) = changes(&before, &snapshot(&root));
+        assert!(list);
+        assert_eq!(
+            uris.into_iter().collect::<Vec<_>>(),
+            ["skill://a/r.md", "skill://b/SKILL.md", "skill://index.json"]
+        );
+    }
+}
