@@ -614,6 +614,27 @@ fn the_registry_serves_a_well_known_index_skillpm_installs_from() {
 
 // ------------------------------------------------------------ vercel `skills`
 
+/// `skills add URL` of every skill, for Claude Code (`.claude/skills`),
+/// copied, without prompts.
+fn vercel_install_all(
+    tool: &(PathBuf, PathBuf),
+    cwd: &Path,
+    home: &Path,
+    url: &str,
+) -> (bool, String) {
+    let args = [
+        "add",
+        url,
+        "--skill",
+        "*",
+        "--agent",
+        "claude-code",
+        "--copy",
+        "-y",
+    ];
+    run_vercel(tool, cwd, home, &args)
+}
+
 /// Every file under `dir`, relative path → contents.
 fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
@@ -666,21 +687,7 @@ fn vercel_skills_lists_and_installs_from_the_registry() {
         "{out}"
     );
 
-    let (ok, out) = run_vercel(
-        &tool,
-        &cwd,
-        &home,
-        &[
-            "add",
-            &reg.url,
-            "--skill",
-            "*",
-            "--agent",
-            "claude-code",
-            "--copy",
-            "-y",
-        ],
-    );
+    let (ok, out) = vercel_install_all(&tool, &cwd, &home, &reg.url);
     assert!(ok, "{out}");
     let installed = cwd.join(".claude/skills");
     assert_eq!(dir_names(&installed), ["alpha", "beta"], "{out}");
@@ -713,21 +720,7 @@ fn skillpm_installs_what_vercel_skills_accepts_from_fixture_sites() {
             f.root().join(format!("vercel-{i}")),
             f.root().join(format!("vercel-home-{i}")),
         );
-        let (ok, out) = run_vercel(
-            &tool,
-            &cwd,
-            &home,
-            &[
-                "add",
-                &site.url,
-                "--skill",
-                "*",
-                "--agent",
-                "claude-code",
-                "--copy",
-                "-y",
-            ],
-        );
+        let (ok, out) = vercel_install_all(&tool, &cwd, &home, &site.url);
         assert!(ok, "{out}");
         let theirs = cwd.join(".claude/skills");
         let accepted = dir_names(&theirs);

@@ -18,6 +18,7 @@
 //! deterministically like a git skill, so the lock's `checksum` proves the
 //! installed tree and its `digest` proves what the site served.
 
+use super::registry::client::{chain, one_line};
 use super::{identify_named, verify, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};
@@ -312,7 +313,7 @@ impl WellKnownSource {
             .get(url.as_url().clone())
             .send()
             .await
-            .map_err(|e| fail(one_line(&error_chain(&e))))?;
+            .map_err(|e| fail(one_line(&chain(&e))))?;
         let status = resp.status();
         if status == reqwest::StatusCode::NOT_FOUND || status == reqwest::StatusCode::GONE {
             return Ok(None);
@@ -324,11 +325,7 @@ impl WellKnownSource {
             return Err(fail(format!("more than {cap} bytes; refusing it")));
         }
         let mut out = Vec::new();
-        while let Some(chunk) = resp
-            .chunk()
-            .await
-            .map_err(|e| fail(one_line(&error_chain(&e))))?
-        {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| fail(one_line(&chain(&e))))? {
             if out.len() as u64 + chunk.len() as u64 > cap {
                 return Err(fail(format!("more than {cap} bytes; refusing it")));
             }
@@ -543,24 +540,6 @@ fn skill_root(dir: &Path) -> std::path::PathBuf {
         [only] if only.file_type().is_ok_and(|t| t.is_dir()) => only.path(),
         _ => dir.to_path_buf(),
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        let t = inner.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = inner.source();
-    }
-    s
-}
-
-fn one_line(s: &str) -> String {
-    sanitize(s).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl Source for WellKnownSource {

@@ -32,15 +32,22 @@ pub async fn index(
             r
         }
     };
+    Ok(revalidated(&headers, r))
+}
+
+/// Serves a rendered JSON document (an index) with its `ETag`: `304` when
+/// the client's `If-None-Match` matches, else the body; caches must
+/// revalidate every time. Shared with the well-known index.
+pub(super) fn revalidated(headers: &HeaderMap, r: RenderedIndex) -> Response {
     let cache_control = HeaderValue::from_static("public, max-age=0, must-revalidate");
-    if etag_matches(&headers, &r.etag) {
-        return Ok((
+    if etag_matches(headers, &r.etag) {
+        return (
             StatusCode::NOT_MODIFIED,
             [(ETAG, r.etag), (CACHE_CONTROL, cache_control)],
         )
-            .into_response());
+            .into_response();
     }
-    Ok((
+    (
         [
             (CONTENT_TYPE, HeaderValue::from_static("application/json")),
             (ETAG, r.etag),
@@ -48,7 +55,20 @@ pub async fn index(
         ],
         r.body,
     )
-        .into_response())
+        .into_response()
+}
+
+/// A rendered body at generation `gen`, with its `ETag` (the sha256 of
+/// the bytes).
+pub(super) fn rendered(gen: i64, body: Vec<u8>) -> ApiResult<RenderedIndex> {
+    let etag = format!("\"{}\"", hex::encode(Sha256::digest(&body)));
+    let etag = HeaderValue::from_str(&etag)
+        .map_err(|e| ApiError::internal("cannot encode the ETag", e))?;
+    Ok(RenderedIndex {
+        gen,
+        body: body.into(),
+        etag,
+    })
 }
 
 /// Reads the package's rows and renders its index, with the generation
@@ -82,14 +102,7 @@ async fn render(st: &AppState, name: &SkillName) -> ApiResult<RenderedIndex> {
     };
     let body =
         serde_json::to_vec(&index).map_err(|e| ApiError::internal("cannot encode the index", e))?;
-    let etag = format!("\"{}\"", hex::encode(Sha256::digest(&body)));
-    let etag = HeaderValue::from_str(&etag)
-        .map_err(|e| ApiError::internal("cannot encode the ETag", e))?;
-    Ok(RenderedIndex {
-        gen,
-        body: body.into(),
-        etag,
-    })
+    rendered(gen, body)
 }
 
 fn rfc3339(t: i64) -> Option<String> {
@@ -100,7 +113,7 @@ fn rfc3339(t: i64) -> Option<String> {
 }
 
 /// Weak validators (`W/"..."`) match too: the body is the same either way.
-pub(super) fn etag_matches(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+fn etag_matches(headers: &HeaderMap, etag: &HeaderValue) -> bool {
     let Ok(etag) = etag.to_str() else {
         return false;
     };

@@ -12,13 +12,10 @@
 //! once per change of the store's index generation.
 
 use crate::error::{ApiError, ApiResult};
-use crate::state::AppState;
-use axum::body::Bytes;
+use crate::state::{AppState, RenderedIndex};
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use skillpm_core::checksum::Checksum;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -26,17 +23,10 @@ use std::sync::{Mutex, OnceLock};
 /// The discovery schema this index follows.
 pub const SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
 
-#[derive(Clone)]
-struct Rendered {
-    gen: i64,
-    body: Bytes,
-    etag: HeaderValue,
-}
-
 /// Rendered indexes, one per store (keyed by the store's address, since
 /// tests run several registries in one process).
-fn rendered() -> &'static Mutex<HashMap<usize, Rendered>> {
-    static CACHE: OnceLock<Mutex<HashMap<usize, Rendered>>> = OnceLock::new();
+fn rendered() -> &'static Mutex<HashMap<usize, RenderedIndex>> {
+    static CACHE: OnceLock<Mutex<HashMap<usize, RenderedIndex>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -78,26 +68,10 @@ pub async fn index(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<
             r
         }
     };
-    let cache_control = HeaderValue::from_static("public, max-age=0, must-revalidate");
-    if super::index::etag_matches(&headers, &r.etag) {
-        return Ok((
-            StatusCode::NOT_MODIFIED,
-            [(ETAG, r.etag), (CACHE_CONTROL, cache_control)],
-        )
-            .into_response());
-    }
-    Ok((
-        [
-            (CONTENT_TYPE, HeaderValue::from_static("application/json")),
-            (ETAG, r.etag),
-            (CACHE_CONTROL, cache_control),
-        ],
-        r.body,
-    )
-        .into_response())
+    Ok(super::index::revalidated(&headers, r))
 }
 
-async fn render(st: &AppState, gen: i64) -> ApiResult<Rendered> {
+async fn render(st: &AppState, gen: i64) -> ApiResult<RenderedIndex> {
     let base = st.base_url.as_deref().unwrap_or("").trim_end_matches('/');
     let mut skills = Vec::new();
     // One row per package with a listed version: its newest non-yanked.
@@ -122,12 +96,5 @@ async fn render(st: &AppState, gen: i64) -> ApiResult<Rendered> {
         skills,
     })
     .map_err(|e| ApiError::internal("cannot encode the well-known index", e))?;
-    let etag = format!("\"{}\"", hex::encode(Sha256::digest(&body)));
-    let etag = HeaderValue::from_str(&etag)
-        .map_err(|e| ApiError::internal("cannot encode the ETag", e))?;
-    Ok(Rendered {
-        gen,
-        body: body.into(),
-        etag,
-    })
+    super::index::rendered(gen, body)
 }

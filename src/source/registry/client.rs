@@ -537,7 +537,7 @@ fn check_version(v: &str) -> Result<String> {
 
 /// The error and its causes, which is where reqwest keeps the useful part
 /// ("connection refused", "dns error").
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {
@@ -552,7 +552,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Server text goes to terminals: no newlines, no escape sequences.
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect::<String>()
