@@ -46,6 +46,8 @@ const INDEX: &str = "index-v1";
 const GIT: &str = "git-v1";
 /// Stamps of installed trees (see [`Cache::installed_stamp`]).
 const INSTALLED: &str = "installed-v1";
+/// Stamps of path dependencies' directories (see [`Cache::path_dep_stamp`]).
+const PATHS: &str = "paths-v1";
 const TMP: &str = "tmp";
 /// A stamp is a checksum and a fingerprint; anything longer is not ours.
 const STAMP_BYTES: u64 = 256;
@@ -164,25 +166,45 @@ impl Cache {
     /// in the tree, so an installed tree is the same bytes on every machine
     /// and a committed one never churns.
     pub fn installed_stamp(&self, dir: &Path, c: &Checksum) -> Option<String> {
-        let text = bounded::read_to_string(&self.installed_stamp_path(dir), STAMP_BYTES).ok()?;
-        let (checksum, fingerprint) = text.split_once(' ')?;
-        (checksum == c.to_string()).then(|| fingerprint.trim().to_string())
+        self.read_stamp(INSTALLED, dir, c)
     }
 
     /// Records `fingerprint` as the known-good state of `dir` holding `c`.
     /// Best effort: without a stamp the next run re-hashes.
     pub fn stamp_installed(&self, dir: &Path, c: &Checksum, fingerprint: &str) {
-        let p = self.installed_stamp_path(dir);
+        self.write_stamp(INSTALLED, dir, c, fingerprint)
+    }
+
+    /// The fingerprint the path dependency at `dir` had when it was last
+    /// packed to `c`, so a run that finds it unchanged need not pack it
+    /// again to learn its checksum.
+    pub fn path_dep_stamp(&self, dir: &Path, c: &Checksum) -> Option<String> {
+        self.read_stamp(PATHS, dir, c)
+    }
+
+    /// Records that `dir`, with `fingerprint`, packs to `c`. Best effort.
+    pub fn stamp_path_dep(&self, dir: &Path, c: &Checksum, fingerprint: &str) {
+        self.write_stamp(PATHS, dir, c, fingerprint)
+    }
+
+    fn read_stamp(&self, bucket: &str, dir: &Path, c: &Checksum) -> Option<String> {
+        let text = bounded::read_to_string(&self.stamp_file(bucket, dir), STAMP_BYTES).ok()?;
+        let (checksum, fingerprint) = text.split_once(' ')?;
+        (checksum == c.to_string()).then(|| fingerprint.trim().to_string())
+    }
+
+    fn write_stamp(&self, bucket: &str, dir: &Path, c: &Checksum, fingerprint: &str) {
+        let p = self.stamp_file(bucket, dir);
         if let Some(parent) = p.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
         let _ = crate::fs::replace_file(&p, format!("{c} {fingerprint}\n").as_bytes());
     }
 
-    fn installed_stamp_path(&self, dir: &Path) -> PathBuf {
+    fn stamp_file(&self, bucket: &str, dir: &Path) -> PathBuf {
         let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         self.root
-            .join(INSTALLED)
+            .join(bucket)
             .join(short_hash(&key.to_string_lossy()))
     }
 
@@ -266,7 +288,7 @@ impl Cache {
 
     /// Removes everything but the lock file.
     pub fn clean(&self) -> Result<(), CacheError> {
-        for sub in [TARBALLS, TREES, INDEX, GIT, INSTALLED, TMP] {
+        for sub in [TARBALLS, TREES, INDEX, GIT, INSTALLED, PATHS, TMP] {
             let p = self.root.join(sub);
             match std::fs::remove_dir_all(&p) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_at(&p)(e)),

@@ -53,7 +53,12 @@ pub struct Resolved {
 const RESOLVE_CONCURRENCY: usize = 16;
 
 /// Whether the old lock entry still satisfies the manifest's dependency.
-fn still_matches(locked: &LockedSkill, dep: &Dependency, registry_url: Option<&str>) -> bool {
+fn still_matches(
+    locked: &LockedSkill,
+    dep: &Dependency,
+    registry_url: Option<&str>,
+    sources: &Sources,
+) -> bool {
     match (dep, &locked.source) {
         (Dependency::Registry { req, .. }, LockedSource::Registry { url }) => {
             Some(url.as_str()) == registry_url && req.matches(&locked.version)
@@ -78,8 +83,12 @@ fn still_matches(locked: &LockedSkill, dep: &Dependency, registry_url: Option<&s
         (Dependency::WellKnown { index }, LockedSource::WellKnown { index: i, .. }) => {
             index.index_candidates().contains(i)
         }
-        // A path dependency is always packed again: the directory may have
-        // changed since it was locked.
+        // A path dependency is kept while its directory's fingerprint says
+        // it still packs to the locked checksum; otherwise it is packed
+        // again (the directory may have changed since it was locked).
+        (Dependency::Path { path }, LockedSource::Path { path: p }) => {
+            path == p && sources.path.unchanged(path, &locked.checksum)
+        }
         _ => false,
     }
 }
@@ -105,7 +114,7 @@ pub async fn resolve(
             _ => None,
         };
         match old.get(name).filter(|_| !refresh.wants(name)) {
-            Some(l) if still_matches(l, dep, registry_url.as_deref()) => {
+            Some(l) if still_matches(l, dep, registry_url.as_deref(), sources) => {
                 lock.upsert(l.clone());
             }
             _ => jobs.push((name, dep, registry_url)),

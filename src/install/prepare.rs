@@ -26,9 +26,8 @@ pub async fn prepare(
     packed: &HashMap<Checksum, Vec<u8>>,
     reporter: &dyn Reporter,
 ) -> Result<Prepared, SourceError> {
-    let limits = Limits::default();
     let mut out = HashMap::new();
-    let mut fetch = Vec::new();
+    let mut work = Vec::new();
     for &s in needed {
         if let Some(tree) = cache.verified_tree(&s.checksum) {
             out.insert(s.checksum, (tree, true));
@@ -39,45 +38,67 @@ pub async fn prepare(
         let local = packed
             .get(&s.checksum)
             .map(|b| (b.clone(), false))
-            .or_else(|| cache.read_tarball(&s.checksum).map(|b| (b, true)))
-            .and_then(|(bytes, cached)| verify(s, bytes).ok().map(|v| (v, cached)));
-        match local {
-            Some((v, cached)) => {
-                let tree = unpack(cache, s, &v, &limits)?;
-                if !cached {
-                    cache.store_tarball(&v)?;
-                }
-                out.insert(s.checksum, (tree, cached));
-            }
-            None => fetch.push(s),
-        }
+            .or_else(|| cache.read_tarball(&s.checksum).map(|b| (b, true)));
+        work.push((s, local));
     }
-    if fetch.is_empty() {
+    if work.is_empty() {
         return Ok(out);
     }
-    let downloads = fetch
+    let downloads = work
         .iter()
-        .filter(|s| matches!(s.source, LockedSource::Registry { .. }))
+        .filter(|(s, local)| local.is_none() && matches!(s.source, LockedSource::Registry { .. }))
         .count();
     if downloads > 0 {
         reporter.downloads_starting(downloads);
     }
-    let fetched: Vec<(&LockedSkill, Verified)> = stream::iter(fetch)
-        .map(|s| async move { fetch_one(sources, s, reporter).await.map(|v| (s, v)) })
+    // Each package is verified, unpacked and cached as soon as its bytes
+    // are here, on the blocking pool, while other downloads go on: the
+    // network and the disk work overlap instead of taking turns.
+    let done: Vec<(Checksum, PathBuf, bool)> = stream::iter(work)
+        .map(|(s, local)| async move {
+            let mut verified = None;
+            if let Some((bytes, cached)) = local {
+                let locked = s.clone();
+                if let Ok(v) = blocking(move || verify(&locked, bytes)).await {
+                    verified = Some((v, cached));
+                }
+            }
+            let (v, from_cache) = match verified {
+                Some(v) => v,
+                None => (fetch_one(sources, s, reporter).await?, false),
+            };
+            let (cache, locked) = (cache.clone(), s.clone());
+            let tree = blocking(move || {
+                // Unpack and check before caching the tarball, so a refused
+                // package leaves nothing behind that a later run could trust.
+                let tree = unpack(&cache, &locked, &v, &Limits::default())?;
+                if !from_cache {
+                    cache.store_tarball(&v)?;
+                }
+                Ok::<_, SourceError>(tree)
+            })
+            .await?;
+            Ok::<_, SourceError>((s.checksum, tree, from_cache))
+        })
         .buffer_unordered(FETCH_CONCURRENCY)
         .try_collect()
         .await?;
     if downloads > 0 {
         reporter.downloads_finished();
     }
-    for (s, v) in fetched {
-        // Unpack and check before caching the tarball, so a refused
-        // package leaves nothing behind that a later run could trust.
-        let tree = unpack(cache, s, &v, &limits)?;
-        cache.store_tarball(&v)?;
-        out.insert(s.checksum, (tree, false));
+    for (sum, tree, from_cache) in done {
+        out.insert(sum, (tree, from_cache));
     }
     Ok(out)
+}
+
+/// Runs CPU- and disk-bound work (hashing, gunzip, file creation) on the
+/// blocking pool. A panic there is a bug and is re-raised here.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(t) => t,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
 }
 
 /// Fetches one package; registry downloads are reported, and a yanked

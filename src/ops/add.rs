@@ -21,7 +21,6 @@ use crate::source::{Request, SourceError};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use semver::VersionReq;
 use skillpm_core::name::SkillName;
-use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 /// How many specs resolve at once while `add` learns their names.
@@ -84,7 +83,17 @@ pub fn add(
     }
     let new_text = editor.to_string();
     let manifest = Manifest::parse(&new_text, &project.manifest_path)?;
-    let refresh = Refresh::Only(names.iter().cloned().collect::<BTreeSet<_>>());
+    // As with `cargo add`, re-adding a registry entry exactly as it stands
+    // keeps its locked version: a no-op `add` asks the registry nothing.
+    let before = match text.is_empty() {
+        true => Default::default(),
+        false => Manifest::parse(&text, &project.manifest_path)?.skills,
+    };
+    let unchanged = |n: &SkillName| match (before.get(n), manifest.skills.get(n)) {
+        (Some(old @ Dependency::Registry { .. }), Some(new)) => old == new,
+        _ => false,
+    };
+    let refresh = Refresh::Only(names.iter().filter(|n| !unchanged(n)).cloned().collect());
     let summary = run.sync(&manifest, &refresh, reporter)?;
     // A bare `add NAME` records `^<resolved version>`, as `cargo add`
     // does, so a later `update` cannot jump a major version.

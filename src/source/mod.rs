@@ -71,8 +71,8 @@ impl Sources {
         Sources {
             registry: registry::RegistrySource::new(cache.clone(), offline),
             git: git::GitSource::new(cache.clone(), offline),
+            path: path::PathSource::new(project_dir, cache.clone()),
             wellknown: wellknown::WellKnownSource::new(cache, offline),
-            path: path::PathSource::new(project_dir),
         }
     }
 

@@ -1,7 +1,15 @@
 //! Local directories: packed like any other source, so a path dependency
 //! gets a checksum in the lock and is installed as a copy, never a link.
+//!
+//! Packing reads and compresses every file, so a run first compares the
+//! directory's fingerprint (paths, sizes, modes, mtimes, ctimes, inodes;
+//! `fs::fingerprint`) with the one recorded in the cache when it was last
+//! packed to the locked checksum: only a directory whose fingerprint
+//! changed is packed again.
 
 use super::{identify, Request, Resolution, Source, SourceError};
+use crate::cache::Cache;
+use crate::fs::fingerprint;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use skillpm_core::archive;
@@ -14,14 +22,30 @@ use std::sync::Mutex;
 /// packed at most once per run.
 pub struct PathSource {
     project_dir: PathBuf,
+    cache: Cache,
     packed: Mutex<HashMap<String, Resolution>>,
 }
 
 impl PathSource {
-    pub fn new(project_dir: PathBuf) -> Self {
+    pub fn new(project_dir: PathBuf, cache: Cache) -> Self {
         PathSource {
             project_dir,
+            cache,
             packed: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether the directory at `rel` still packs to `checksum`, judged by
+    /// its fingerprint alone (no file is read): true only when it is the
+    /// one recorded when the directory was last packed to `checksum`.
+    pub fn unchanged(&self, rel: &str, checksum: &Checksum) -> bool {
+        let dir = self.project_dir.join(rel);
+        match fingerprint::of_tree(&dir, &[]) {
+            Some(now) => self
+                .cache
+                .path_dep_stamp(&dir, checksum)
+                .is_some_and(|f| f == now),
+            None => false,
         }
     }
 
@@ -37,8 +61,15 @@ impl PathSource {
                 message: "directory does not exist".to_string(),
             });
         }
+        // Taken before packing: a change made while packing makes the
+        // next run pack again rather than trust this checksum.
+        let before = fingerprint::of_tree(&dir, &[]);
         let (name, version) = identify(&dir, rel)?;
         let bytes = archive::pack_dir(&dir)?;
+        let checksum = Checksum::of_bytes(&bytes);
+        if let Some(f) = before {
+            self.cache.stamp_path_dep(&dir, &checksum, &f);
+        }
         let r = Resolution {
             locked: LockedSkill {
                 name,
@@ -46,7 +77,7 @@ impl PathSource {
                 source: LockedSource::Path {
                     path: rel.to_string(),
                 },
-                checksum: Checksum::of_bytes(&bytes),
+                checksum,
                 path: None,
             },
             packed: Some(bytes),
