@@ -18,7 +18,7 @@ Startup (discovery, parse, reading and hashing every file) is reported too.
 The tree and the queries are benches/search.py's (keywords, verbs, phrases
 and patterns as real collections carry them).
 Needs: python3 -m pip install 'fastmcp-slim[client]==4.1.6' mcp==2.3.0
-Run: python3 benches/mcp.py
+Run: python3 benches/mcp.py   (SKILLPM_BIN=path skips the release build)
 """
 import asyncio
 import os
@@ -95,7 +95,8 @@ async def bench_search(exe, project, env, qs, rounds):
 
 
 def main():
-    exe = skillpm_bin()
+    # SKILLPM_BIN: a release binary built elsewhere (e.g. from a worktree).
+    exe = os.environ.get("SKILLPM_BIN") or skillpm_bin()
     n = 10000
     with tempfile.TemporaryDirectory() as tmp:
         env = isolated_env(tmp)

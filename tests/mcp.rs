@@ -275,6 +275,18 @@ impl Tree {
     }
 }
 
+/// A driver's job: the server, the hostile URIs, the tool calls every
+/// test makes, and the disk changes to apply and wait for.
+fn job(server: Value, changes: Value) -> Value {
+    json!({
+        "server": server,
+        "hostile": HOSTILE,
+        "load": "sven/implement",
+        "search": "pdf forms",
+        "changes": changes,
+    })
+}
+
 const HOSTILE: &[&str] = &[
     "skill://alpha/../../etc/passwd",
     "skill://alpha/%2e%2e/%2e%2e/etc/passwd",
@@ -365,19 +377,14 @@ fn assert_resources(
         .collect();
     assert_eq!(tool_list, listed);
     let load = report["load"].as_str().expect("load_skill text");
-    assert!(
-        load.starts_with("<skill_content command=\"sven/implement\""),
-        "{load}"
-    );
-    assert!(
-        load.contains("<skill command=\"sven/implement/research\">"),
-        "{load}"
-    );
-    assert!(load.contains("Plan, then code."), "{load}");
-    assert!(
-        load.contains("<tools>\n<tool name=\"Bash\" required=\"true\" available=\"unknown\">"),
-        "{load}"
-    );
+    assert!(load.starts_with("<skill_content command=\"sven/implement\""));
+    for want in [
+        "<skill command=\"sven/implement/research\">",
+        "Plan, then code.",
+        "<tools>\n<tool name=\"Bash\" required=\"true\" available=\"unknown\">",
+    ] {
+        assert!(load.contains(want), "{want} not in {load}");
+    }
     let top = report["search"][0]["command"].as_str().unwrap_or_default();
     assert_eq!(top, "alpha", "{}", report["search"]);
     assert_refused(report);
@@ -392,19 +399,16 @@ fn fastmcp_sees_the_eligible_skills_through_the_skills_extension() {
     let files = tree.expected_files();
     let alpha_md = tree.served["alpha"].join("SKILL.md");
     let new_alpha = "---\nname: alpha\ndescription: Fill in PDF forms, edited\n---\n# Alpha v2\n";
-    let job = json!({
-        "server": tree.stdio_server(),
-        "hostile": HOSTILE,
-        "load": "sven/implement",
-        "search": "pdf forms",
-        "changes": [
+    let job = job(
+        tree.stdio_server(),
+        json!([
             {"path": alpha_md, "content_b64": b64(new_alpha.as_bytes()), "uri": "skill://alpha/SKILL.md"},
             // An eligibility change: disabling `notes` in skills.toml.
             {"path": tree.f.project.join("skills.toml"),
              "content_b64": b64(b"[engine]\ndisabled = [\"turned-off\", \"notes\"]\n"),
              "uri": "skill://notes/SKILL.md"},
-        ],
-    });
+        ]),
+    );
     let report = drive(&py, "fastmcp_client.py", &job);
     assert_eq!(report["protocol"], "2026-07-28");
 
@@ -517,16 +521,13 @@ fn the_python_sdk_reads_plain_resources_and_tools_on_2025_11_25() {
     let guide = tree.served["alpha"].join("references/guide.md");
     let fresh = tree.f.project_root().join("fresh/SKILL.md");
     let fresh_md = "---\nname: fresh\ndescription: Added while serving\n---\nnew\n";
-    let job = json!({
-        "server": tree.stdio_server(),
-        "hostile": HOSTILE,
-        "load": "sven/implement",
-        "search": "pdf forms",
-        "changes": [
+    let job = job(
+        tree.stdio_server(),
+        json!([
             {"path": guide, "content_b64": b64(b"guide v2\n"), "uri": "skill://alpha/references/guide.md"},
             {"path": fresh, "content_b64": b64(fresh_md.as_bytes()), "uri": "skill://fresh/SKILL.md"},
-        ],
-    });
+        ]),
+    );
     let report = drive(&py, "sdk_client.py", &job);
     assert_eq!(report["protocol"], "2025-11-25");
     assert!(report["extensions"]
@@ -618,15 +619,12 @@ fn both_clients_work_over_streamable_http() {
     let sdk = drive(
         &py,
         "sdk_client.py",
-        &json!({
-            "server": {"url": server.url},
-            "hostile": HOSTILE,
-            "load": "sven/implement",
-            "search": "pdf forms",
-            "changes": [
+        &job(
+            json!({"url": server.url}),
+            json!([
                 {"path": guide, "content_b64": b64(b"guide over http\n"), "uri": "skill://alpha/references/guide.md"},
-            ],
-        }),
+            ]),
+        ),
     );
     assert_eq!(sdk["protocol"], "2025-11-25");
     assert_resources(&sdk, &files, &expected);
@@ -636,12 +634,7 @@ fn both_clients_work_over_streamable_http() {
     let fast = drive(
         &py,
         "fastmcp_client.py",
-        &json!({
-            "server": {"url": server.url},
-            "hostile": HOSTILE,
-            "load": "sven/implement",
-            "search": "pdf forms",
-        }),
+        &job(json!({"url": server.url}), json!([])),
     );
     assert_eq!(fast["protocol"], "2026-07-28");
     let uris: BTreeSet<String> = fast["skills"]
@@ -680,16 +673,14 @@ fn stdout_carries_only_the_protocol_and_a_closed_stdin_ends_the_server() {
         String::from_utf8_lossy(&out.stdout)
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("serving 7 skill(s)"), "{err}");
-    assert!(
-        err.contains("claw: not in skills/list: `metadata` must map strings to strings"),
-        "{err}"
-    );
-    assert!(err.contains("odd-dir: not in skills/list"), "{err}");
-    assert!(
-        err.contains("secret.txt: refused, a symlink out of the skill"),
-        "{err}"
-    );
+    for want in [
+        "serving 7 skill(s)",
+        "claw: not in skills/list: `metadata` must map strings to strings",
+        "odd-dir: not in skills/list",
+        "secret.txt: refused, a symlink out of the skill",
+    ] {
+        assert!(err.contains(want), "{want} not in {err}");
+    }
 }
 
 /// The official MCP inspector's CLI (`@modelcontextprotocol/inspector`

@@ -101,6 +101,22 @@ impl SkillServer {
     fn snapshot(&self) -> Arc<Snapshot> {
         self.shared.current()
     }
+
+    /// `resources/subscribe` and `unsubscribe`: the URI, checked and in
+    /// its canonical spelling, handed to `edit` with this session's set.
+    fn edit_subscriptions(
+        &self,
+        uri: &str,
+        edit: impl FnOnce(&mut BTreeSet<String>, String),
+    ) -> Result<(), ErrorData> {
+        let key = canonical(uri).map_err(refused)?;
+        let mut subs = self
+            .subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        edit(&mut subs, key);
+        Ok(())
+    }
 }
 
 fn refused(e: super::uri::UriError) -> ErrorData {
@@ -229,12 +245,9 @@ impl ServerHandler for SkillServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let key = canonical(&request.uri).map_err(refused)?;
-        self.subscribed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key);
-        Ok(())
+        self.edit_subscriptions(&request.uri, |subs, key| {
+            subs.insert(key);
+        })
     }
 
     async fn unsubscribe(
@@ -242,12 +255,9 @@ impl ServerHandler for SkillServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let key = canonical(&request.uri).map_err(refused)?;
-        self.subscribed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&key);
-        Ok(())
+        self.edit_subscriptions(&request.uri, |subs, key| {
+            subs.remove(&key);
+        })
     }
 
     fn accepted_subscription_filter(

@@ -58,3 +58,15 @@ def apply_change(change):
 
 def error_text(e):
     return f"{type(e).__name__}: {e}"
+
+
+async def call_tools(c, j, report):
+    """The three tools, as a host without the Skills extension uses them."""
+    r = await c.call_tool("list_skills", {})
+    report["tool_list"] = json.loads(r.content[0].text)
+    if "search" in j:
+        r = await c.call_tool("search_skills", {"query": j["search"], "limit": 5})
+        report["search"] = json.loads(r.content[0].text)
+    if "load" in j:
+        r = await c.call_tool("load_skill", {"name": j["load"]})
+        report["load"] = r.content[0].text

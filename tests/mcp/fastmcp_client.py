@@ -16,7 +16,7 @@ from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from fastmcp.skills.client import SkillsClientExtension
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, listen
 
-from common import apply_change, b64, content_bytes, emit, error_text, job
+from common import apply_change, b64, call_tools, content_bytes, emit, error_text, job
 
 
 def skill_dict(s):
@@ -50,14 +50,7 @@ async def main():
             if uri not in report["resources"]:
                 report["resources"][uri] = b64(await read(c, uri))
         report["index"] = json.loads((await read(c, "skill://index.json")).decode("utf-8"))
-        r = await c.call_tool("list_skills", {})
-        report["tool_list"] = json.loads(r.content[0].text)
-        if "search" in j:
-            r = await c.call_tool("search_skills", {"query": j["search"], "limit": 5})
-            report["search"] = json.loads(r.content[0].text)
-        if "load" in j:
-            r = await c.call_tool("load_skill", {"name": j["load"]})
-            report["load"] = r.content[0].text
+        await call_tools(c, j, report)
         for uri in j.get("hostile", []):
             try:
                 report["hostile"][uri] = {"refused": False, "got": b64(await read(c, uri))}

@@ -6,13 +6,12 @@ Usage: python3 sdk_client.py < job.json > report.json (see common.py).
 """
 
 import asyncio
-import json
 
 import anyio
 import mcp_types
 from mcp import Client, StdioServerParameters
 
-from common import apply_change, b64, content_bytes, emit, error_text, job
+from common import apply_change, b64, call_tools, content_bytes, emit, error_text, job
 
 
 async def main():
@@ -44,14 +43,7 @@ async def main():
             report["resources"][uri] = b64(b"".join(content_bytes(x) for x in r.contents))
         tools = await c.list_tools()
         report["tools"] = sorted(t.name for t in tools.tools)
-        r = await c.call_tool("list_skills", {})
-        report["tool_list"] = json.loads(r.content[0].text)
-        if "search" in j:
-            r = await c.call_tool("search_skills", {"query": j["search"], "limit": 5})
-            report["search"] = json.loads(r.content[0].text)
-        if "load" in j:
-            r = await c.call_tool("load_skill", {"name": j["load"]})
-            report["load"] = r.content[0].text
+        await call_tools(c, j, report)
         r = await c.call_tool("load_skill", {"name": "no-such-skill"})
         report["load_unknown_is_error"] = bool(r.is_error)
         for uri in j.get("hostile", []):
