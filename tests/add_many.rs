@@ -132,6 +132,22 @@ fn add_skill_takes_the_named_ones_at_one_commit() {
         .collect();
     assert_eq!(commits.len(), 1, "{lock}");
 
+    // --skill/--all only choose; with --path (one package) they are refused.
+    let out = f.skillpm(&[
+        "--quiet",
+        "add",
+        &url(&repo),
+        "--path",
+        "skills/pdf",
+        "--all",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("this spec names one package"),
+        "{}",
+        stderr(&out)
+    );
+
     let out = f.skillpm(&["--quiet", "add", &url(&repo), "--skill", "nope"]);
     assert!(!out.status.success());
     let err = stderr(&out);

@@ -604,6 +604,18 @@ fn the_registry_serves_a_well_known_index_skillpm_installs_from() {
         Some(format!("wellknown+{index_url}").as_str())
     );
 
+    // The registry serves canonical packs: the artifact is the package
+    // (digest == checksum), so a cold install from the lock is one
+    // download per skill, nothing repacked.
+    assert_eq!(lock["alpha"]["digest"], lock["alpha"]["checksum"]);
+    std::fs::remove_dir_all(f.project_root()).expect("rm");
+    std::fs::remove_dir_all(&f.cache).expect("rm cache");
+    f.ok(&["install", "--locked"]);
+    assert_eq!(
+        read(&f.project_root().join("beta/scripts/run.sh")),
+        "echo 0.3.0\n"
+    );
+
     // A new version changes the index (new ETag) and `update` takes it.
     publish(&f, "alpha", "1.2.0");
     let (status, _, _) = http_get(&index_url, &[("If-None-Match", etag.trim())]);

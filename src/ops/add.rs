@@ -69,13 +69,25 @@ pub fn add(
     };
     let github_base = github_base.as_deref().unwrap_or(spec::DEFAULT_GITHUB_BASE);
     let mut deps: Vec<(Option<SkillName>, Dependency)> = Vec::new();
+    let mut chose = false;
     for spec in parsed {
         let (spec, sub) = expand_shorthand(spec, github_base, subpath)?;
         let sub = sub.as_deref();
         match run.rt.block_on(choose(&run, &spec, sub, selection))? {
-            Some(chosen) => deps.extend(chosen),
+            Some(chosen) => {
+                chose = true;
+                deps.extend(chosen)
+            }
             None => deps.push(dependency(env, &project, spec, sub)),
         }
+    }
+    if !chose && *selection != Selection::One {
+        return Err(SourceError::WellKnown(
+            "--skill and --all choose among the skills of a git repository (without --path) \
+             or a well-known site; this spec names one package"
+                .into(),
+        )
+        .into());
     }
     let names = run.rt.block_on(names_of(&run, &deps, reporter))?;
     for (name, (_, dep)) in names.iter().zip(&deps) {

@@ -627,6 +627,17 @@ impl WellKnownSource {
                 }
             }
         };
+        // An artifact that already was the canonical pack when it was
+        // locked (a skillpm-registry download, a `skillpm pack` output)
+        // has digest == checksum: the verified download is the package,
+        // with no unpack and repack.
+        if let Artifact::Single { url, .. } = &art {
+            if *digest == locked.checksum {
+                let bytes = self.get_found(url, MAX_ARTIFACT_BYTES).await?;
+                verify::verify_artifact(&locked.name, url.as_str(), digest, &bytes)?;
+                return Ok(bytes);
+            }
+        }
         Ok(self
             .materialize(&locked.name, &art, Some(digest))
             .await?
