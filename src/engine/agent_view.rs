@@ -76,7 +76,13 @@ pub struct Matrix {
 }
 
 pub fn matrix(env: &Environment) -> Matrix {
-    let cats: Vec<Catalog> = AGENTS.iter().map(|a| catalog(env, a)).collect();
+    let cats = Catalog::build_many(
+        env,
+        AGENTS
+            .iter()
+            .map(|a| (layout(env, a), Some(a.dialect)))
+            .collect(),
+    );
     let commands: BTreeSet<&str> = cats
         .iter()
         .flat_map(|c| c.skills.iter().map(|s| s.command.as_str()))

@@ -12,8 +12,8 @@ use super::tools::{ToolPolicy, ToolRefs, ToolStatus, Verdict};
 use super::triggers::{self, Triggers};
 use serde_json::{json, Value};
 use skillpm_core::skill::{self, SkillDoc, SkillError, Warning};
-use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum State {
@@ -90,6 +90,45 @@ impl Catalog {
         Catalog::assemble(env, layout, dialect, tool_policy)
     }
 
+    /// One catalog per `(layout, dialect)`, each `SKILL.md` parsed once
+    /// however many layouts reach it: `status --agents` builds one per
+    /// agent over mostly the same directories.
+    pub fn build_many(
+        env: &Environment,
+        views: Vec<(discover::Layout, Option<&[Key]>)>,
+    ) -> Vec<Catalog> {
+        let tool_policy = super::config::tool_policy(env).unwrap_or_default();
+        let found: Vec<Vec<Found>> = views.iter().map(|(l, _)| discover::scan(l)).collect();
+        let mut index: HashMap<&Path, usize> = HashMap::new();
+        let mut unique: Vec<Found> = Vec::new();
+        for f in found.iter().flatten() {
+            index.entry(&f.skill_md).or_insert_with(|| {
+                unique.push(f.clone());
+                unique.len() - 1
+            });
+        }
+        let parsed = parse_all(&unique);
+        let doc = |f: &Found| {
+            index
+                .get(f.skill_md.as_path())
+                .and_then(|&i| parsed.get(i))
+                .cloned()
+                .unwrap_or_else(|| Err(SkillError::Io("not parsed".into())))
+        };
+        let docs: Vec<Vec<_>> = found
+            .iter()
+            .map(|fs| fs.iter().map(doc).collect())
+            .collect();
+        views
+            .into_iter()
+            .zip(found)
+            .zip(docs)
+            .map(|(((layout, dialect), found), parsed)| {
+                Catalog::assemble_parsed(env, layout, found, parsed, dialect, tool_policy.clone())
+            })
+            .collect()
+    }
+
     fn assemble(
         env: &Environment,
         layout: discover::Layout,
@@ -98,6 +137,17 @@ impl Catalog {
     ) -> Catalog {
         let found = discover::scan(&layout);
         let parsed = parse_all(&found);
+        Catalog::assemble_parsed(env, layout, found, parsed, dialect, tool_policy)
+    }
+
+    fn assemble_parsed(
+        env: &Environment,
+        layout: discover::Layout,
+        found: Vec<Found>,
+        parsed: Vec<Result<SkillDoc, SkillError>>,
+        dialect: Option<&[Key]>,
+        tool_policy: ToolPolicy,
+    ) -> Catalog {
         let mut skills: Vec<SkillEntry> = found
             .into_iter()
             .zip(parsed)
