@@ -5,6 +5,7 @@ both driven by wrk in one run. Prints requests/s, p99 and the ratios.
 
 Needs wrk and nginx (Debian packages; installed with apt-get if missing).
 Run: python3 benches/registry_load.py [seconds]
+(SKILLPM_BIN / SKILLPM_REGISTRY_BIN: other client / server builds to use)
 """
 import os
 import re
@@ -59,12 +60,13 @@ def wrk(url, seconds):
 def main():
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     ensure_tools()
-    exe = skillpm_bin()
+    exe = os.environ.get("SKILLPM_BIN") or skillpm_bin()
     with tempfile.TemporaryDirectory() as tmp:
         # nginx workers run as an unprivileged user: let them read the files.
         os.chmod(tmp, 0o755)
         env = dict(os.environ, HOME=tmp, XDG_CONFIG_HOME=os.path.join(tmp, "cfg"))
-        proc, url, token = start_registry(os.path.join(tmp, "data"))
+        proc, url, token = start_registry(os.path.join(tmp, "data"),
+                                          exe=os.environ.get("SKILLPM_REGISTRY_BIN"))
         nginx = None
         try:
             src = os.path.join(tmp, "src")

@@ -35,14 +35,29 @@ impl BlobStore for Blobs {
             Err(source) => Err(StoreError::Io { sum: *sum, source }),
         }
     }
+    /// Small blobs come from memory after their first read (no open, stat
+    /// or read on the blocking pool per download); larger ones are
+    /// streamed from the file.
     async fn open(&self, sum: &Checksum) -> StoreResult<Option<BlobStream>> {
+        if let Some(b) = self.small.get(sum) {
+            return Ok(Some(whole(b)));
+        }
         let io = |source| StoreError::Io { sum: *sum, source };
-        let file = match tokio::fs::File::open(self.path(sum)).await {
+        let mut file = match tokio::fs::File::open(self.path(sum)).await {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io(e)),
         };
         let len = file.metadata().await.map_err(io)?.len();
+        if len <= CACHE_ITEM as u64 {
+            let mut buf = Vec::with_capacity(len as usize);
+            tokio::io::AsyncReadExt::read_to_end(&mut file, &mut buf)
+                .await
+                .map_err(io)?;
+            let bytes = Bytes::from(buf);
+            self.small.remember(sum, &bytes);
+            return Ok(Some(whole(bytes)));
+        }
         Ok(Some(BlobStream {
             len,
             chunks: tokio_util::io::ReaderStream::with_capacity(file, CHUNK).boxed(),
@@ -59,9 +74,7 @@ pub struct S3Blobs {
     store: Arc<dyn ObjectStore>,
     url: String,
     prefix: String,
-    /// Recently read small blobs. Keys are content addresses and blobs are
-    /// immutable, so a cached copy can never be stale.
-    cache: std::sync::Mutex<Cache>,
+    small: SmallBlobs,
 }
 
 /// Bytes held in the read cache at most; past that it starts over.
@@ -69,10 +82,44 @@ const CACHE_BYTES: usize = 64 << 20;
 /// Larger blobs are not cached.
 const CACHE_ITEM: usize = 1 << 20;
 
-#[derive(Default)]
+/// Recently read small blobs. Keys are content addresses and blobs are
+/// immutable, so a cached copy can never be stale.
+#[derive(Default, Debug)]
+struct SmallBlobs(std::sync::Mutex<Cache>);
+
+#[derive(Default, Debug)]
 struct Cache {
     map: std::collections::HashMap<Checksum, Bytes>,
     bytes: usize,
+}
+
+impl SmallBlobs {
+    fn get(&self, sum: &Checksum) -> Option<Bytes> {
+        self.0.lock().ok()?.map.get(sum).cloned()
+    }
+
+    /// Keeps a small blob that hashes to its key.
+    fn remember(&self, sum: &Checksum, bytes: &Bytes) {
+        if bytes.len() > CACHE_ITEM || Checksum::of_bytes(bytes) != *sum {
+            return;
+        }
+        if let Ok(mut c) = self.0.lock() {
+            if c.bytes + bytes.len() > CACHE_BYTES {
+                c.map.clear();
+                c.bytes = 0;
+            }
+            c.bytes += bytes.len();
+            c.map.insert(*sum, bytes.clone());
+        }
+    }
+}
+
+/// A blob held whole, as one chunk.
+fn whole(bytes: Bytes) -> BlobStream {
+    BlobStream {
+        len: bytes.len() as u64,
+        chunks: stream::once(async move { Ok(bytes) }).boxed(),
+    }
 }
 
 impl S3Blobs {
@@ -104,7 +151,7 @@ impl S3Blobs {
             store: Arc::new(store),
             url: url.to_string(),
             prefix,
-            cache: Default::default(),
+            small: Default::default(),
         })
     }
 
@@ -142,13 +189,13 @@ impl BlobStore for S3Blobs {
         Ok(())
     }
     async fn get(&self, sum: &Checksum) -> StoreResult<Option<Bytes>> {
-        if let Some(b) = self.cached(sum) {
+        if let Some(b) = self.small.get(sum) {
             return Ok(Some(b));
         }
         match self.store.get(&self.key(sum)).await {
             Ok(r) => {
                 let bytes = r.bytes().await?;
-                self.remember(sum, &bytes);
+                self.small.remember(sum, &bytes);
                 Ok(Some(bytes))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
@@ -159,11 +206,7 @@ impl BlobStore for S3Blobs {
     /// the object store as its response arrives, read no faster than the
     /// client takes them.
     async fn open(&self, sum: &Checksum) -> StoreResult<Option<BlobStream>> {
-        let whole = |bytes: Bytes| BlobStream {
-            len: bytes.len() as u64,
-            chunks: stream::once(async move { Ok(bytes) }).boxed(),
-        };
-        if let Some(b) = self.cached(sum) {
+        if let Some(b) = self.small.get(sum) {
             return Ok(Some(whole(b)));
         }
         let r = match self.store.get(&self.key(sum)).await {
@@ -173,7 +216,7 @@ impl BlobStore for S3Blobs {
         };
         if r.meta.size <= CACHE_ITEM as u64 {
             let bytes = r.bytes().await?;
-            self.remember(sum, &bytes);
+            self.small.remember(sum, &bytes);
             return Ok(Some(whole(bytes)));
         }
         Ok(Some(BlobStream {
@@ -183,31 +226,11 @@ impl BlobStore for S3Blobs {
     }
 }
 
-impl S3Blobs {
-    fn cached(&self, sum: &Checksum) -> Option<Bytes> {
-        self.cache.lock().ok()?.map.get(sum).cloned()
-    }
-
-    /// Keeps a small blob that hashes to its key.
-    fn remember(&self, sum: &Checksum, bytes: &Bytes) {
-        if bytes.len() > CACHE_ITEM || Checksum::of_bytes(bytes) != *sum {
-            return;
-        }
-        if let Ok(mut c) = self.cache.lock() {
-            if c.bytes + bytes.len() > CACHE_BYTES {
-                c.map.clear();
-                c.bytes = 0;
-            }
-            c.bytes += bytes.len();
-            c.map.insert(*sum, bytes.clone());
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Blobs {
     dir: PathBuf,
     tmp: PathBuf,
+    small: Arc<SmallBlobs>,
 }
 
 impl Blobs {
@@ -216,7 +239,11 @@ impl Blobs {
         let tmp = data.join("tmp");
         std::fs::create_dir_all(&dir)?;
         std::fs::create_dir_all(&tmp)?;
-        Ok(Blobs { dir, tmp })
+        Ok(Blobs {
+            dir,
+            tmp,
+            small: Arc::default(),
+        })
     }
 
     /// Scratch space on the same file system as the blobs, so renames
