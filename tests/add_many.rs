@@ -7,7 +7,7 @@
 //! a local mirror configured with `[sources] github`.
 
 mod common;
-use common::{commit_all, git, stderr, Fixture};
+use common::{commit_all, stderr, Fixture};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

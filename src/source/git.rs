@@ -283,8 +283,8 @@ pub struct GitSource {
     offline: bool,
     limits: Limits,
     permits: Arc<Semaphore>,
-    fetched: Mutex<HashMap<String, Arc<OnceCell<PathBuf>>>>,
-    resolved: Mutex<HashMap<String, Arc<OnceCell<Resolution>>>>,
+    fetched: Memo<PathBuf>,
+    resolved: Memo<Resolution>,
 }
 
 impl GitSource {
@@ -368,8 +368,11 @@ impl GitSource {
     }
 }
 
+/// Results of this run by key, each computed once (shared by the sources).
+pub(super) type Memo<T> = Mutex<HashMap<String, Arc<OnceCell<T>>>>;
+
 /// The once-cell for `key`, created on first use.
-fn memo<T>(map: &Mutex<HashMap<String, Arc<OnceCell<T>>>>, key: String) -> Arc<OnceCell<T>> {
+pub(super) fn memo<T>(map: &Memo<T>, key: String) -> Arc<OnceCell<T>> {
     let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
     map.entry(key).or_default().clone()
 }

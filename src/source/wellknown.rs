@@ -18,6 +18,7 @@
 //! deterministically like a git skill, so the lock's `checksum` proves the
 //! installed tree and its `digest` proves what the site served.
 
+use super::git::{memo, Memo};
 use super::registry::client::{chain, one_line};
 use super::{identify_named, verify, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
@@ -248,10 +249,10 @@ pub struct WellKnownSource {
     limits: Limits,
     http: OnceCell<reqwest::Client>,
     /// Index URL → the index there (`None`: 404), read once per run.
-    indexes: Mutex<HashMap<String, Arc<OnceCell<Option<Arc<Index>>>>>>,
+    indexes: Memo<Option<Arc<Index>>>,
     /// Resolutions of this run: `add` resolves to learn what it adds, then
     /// installs the same, with one download.
-    resolved: Mutex<HashMap<String, Arc<OnceCell<Resolution>>>>,
+    resolved: Memo<Resolution>,
 }
 
 impl WellKnownSource {
@@ -362,10 +363,7 @@ impl WellKnownSource {
     /// The index at exactly `url`, or `None` when the server has none
     /// there; each URL is read at most once per run.
     async fn index_at(&self, url: &WellKnownUrl) -> Result<Option<Arc<Index>>, SourceError> {
-        let cell = {
-            let mut map = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
-            map.entry(url.to_string()).or_default().clone()
-        };
+        let cell = memo(&self.indexes, url.to_string());
         cell.get_or_try_init(|| async {
             let Some(body) = self.get(url, MAX_INDEX_BYTES).await? else {
                 return Ok(None);
@@ -553,10 +551,7 @@ impl Source for WellKnownSource {
                 sanitize(index.as_str())
             )));
         };
-        let cell = {
-            let mut map = self.resolved.lock().unwrap_or_else(|p| p.into_inner());
-            map.entry(format!("{index}#{name}")).or_default().clone()
-        };
+        let cell = memo(&self.resolved, format!("{index}#{name}"));
         cell.get_or_try_init(|| self.resolve_uncached(index, name))
             .await
             .cloned()
