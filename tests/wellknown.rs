@@ -196,6 +196,21 @@ fn three_skill_site(f: &Fixture) -> Site {
     site
 }
 
+/// A site with only a legacy v0.1.0 index: skill `old`, two files.
+fn legacy_site(root: &Path) -> Site {
+    let site = Site::start(root);
+    site.put(
+        ".well-known/skills/old/SKILL.md",
+        &skill_md("old", "From a v0.1.0 index"),
+    );
+    site.put(".well-known/skills/old/ref/notes.md", b"legacy notes\n");
+    site.put(
+        ".well-known/skills/index.json",
+        br#"{"skills":[{"name":"old","description":"From a v0.1.0 index","files":["SKILL.md","ref/notes.md"]}]}"#,
+    );
+    site
+}
+
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
@@ -324,16 +339,7 @@ fn several_skills_need_skill_or_all() {
 #[test]
 fn legacy_index_with_files() {
     let f = Fixture::new();
-    let site = Site::start(&f.root().join("site"));
-    site.put(
-        ".well-known/skills/old/SKILL.md",
-        &skill_md("old", "From a v0.1.0 index"),
-    );
-    site.put(".well-known/skills/old/ref/notes.md", b"legacy notes\n");
-    site.put(
-        ".well-known/skills/index.json",
-        br#"{"skills":[{"name":"old","description":"From a v0.1.0 index","files":["SKILL.md","ref/notes.md"]}]}"#,
-    );
+    let site = legacy_site(&f.root().join("site"));
     f.ok(&["init"]);
     f.ok(&["add", &format!("{}/", site.url)]);
     assert_eq!(
@@ -717,16 +723,7 @@ fn skillpm_installs_what_vercel_skills_accepts_from_fixture_sites() {
     let Some(tool) = vercel_skills() else { return };
     let f = Fixture::new();
     let modern = three_skill_site(&f);
-    let legacy = Site::start(&f.root().join("legacy-site"));
-    legacy.put(
-        ".well-known/skills/old/SKILL.md",
-        &skill_md("old", "From a v0.1.0 index"),
-    );
-    legacy.put(".well-known/skills/old/ref/notes.md", b"legacy notes\n");
-    legacy.put(
-        ".well-known/skills/index.json",
-        br#"{"skills":[{"name":"old","description":"From a v0.1.0 index","files":["SKILL.md","ref/notes.md"]}]}"#,
-    );
+    let legacy = legacy_site(&f.root().join("legacy-site"));
     for (i, site) in [&modern, &legacy].into_iter().enumerate() {
         let (cwd, home) = (
             f.root().join(format!("vercel-{i}")),

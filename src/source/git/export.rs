@@ -64,22 +64,7 @@ pub(super) fn tar_gz(
         .into());
     }
 
-    let mut c = git();
-    c.arg("--git-dir").arg(repo).args(["cat-file", "--batch"]);
-    let mut proc = Git::spawn(c, true, "reading objects of", url)?;
-    let ids: String = blobs.iter().map(|e| format!("{}\n", e.oid)).collect();
-    if let Some(mut stdin) = proc.stdin() {
-        // On its own thread: git answers while it reads, and both pipes
-        // are bounded. A write error means git stopped, which the reader
-        // below reports.
-        std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
-    }
-    let stdout = proc
-        .stdout()
-        .ok_or_else(|| proc.error("no output"))?
-        // What git may print at most: the announced sizes plus headers.
-        .take(total + blobs.len() as u64 * RECORD_OVERHEAD);
-    let mut objects = BufReader::new(stdout);
+    let (proc, mut objects) = cat_blobs(&git, repo, url, blobs.iter().copied(), total)?;
     let mut out = TarGz::new(limits.max_compressed);
     let written = (|| {
         for e in &entries {
@@ -148,18 +133,7 @@ pub(super) fn skill_files(
     // `SKILL.md` wins over `skill.md` in the same directory.
     wanted.dedup_by(|b, a| a.0 == b.0);
     let total: u64 = wanted.iter().map(|(_, e)| e.size).sum();
-    let mut c = git();
-    c.arg("--git-dir").arg(repo).args(["cat-file", "--batch"]);
-    let mut proc = Git::spawn(c, true, "reading objects of", url)?;
-    let ids: String = wanted.iter().map(|(_, e)| format!("{}\n", e.oid)).collect();
-    if let Some(mut stdin) = proc.stdin() {
-        std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
-    }
-    let stdout = proc
-        .stdout()
-        .ok_or_else(|| proc.error("no output"))?
-        .take(total + wanted.len() as u64 * RECORD_OVERHEAD);
-    let mut objects = BufReader::new(stdout);
+    let (proc, mut objects) = cat_blobs(&git, repo, url, wanted.iter().map(|(_, e)| *e), total)?;
     let read = (|| {
         let mut out = Vec::with_capacity(wanted.len());
         for (dir, e) in &wanted {
@@ -180,6 +154,39 @@ pub(super) fn skill_files(
         }
         Err(e) => Err(proc.error(e.to_string())),
     }
+}
+
+/// Starts `cat-file --batch` on `blobs` (announced sizes totalling
+/// `total`); returns the process and its output, capped at what git may
+/// print for them.
+fn cat_blobs<'u, 'e>(
+    git: &impl Fn() -> Command,
+    repo: &Path,
+    url: &'u GitUrl,
+    blobs: impl Iterator<Item = &'e Entry>,
+    total: u64,
+) -> Result<(Git<'u>, BufReader<io::Take<std::process::ChildStdout>>), SourceError> {
+    let mut c = git();
+    c.arg("--git-dir").arg(repo).args(["cat-file", "--batch"]);
+    let mut proc = Git::spawn(c, true, "reading objects of", url)?;
+    let (mut ids, mut count) = (String::new(), 0u64);
+    for e in blobs {
+        ids.push_str(&e.oid);
+        ids.push('\n');
+        count += 1;
+    }
+    if let Some(mut stdin) = proc.stdin() {
+        // On its own thread: git answers while it reads, and both pipes
+        // are bounded. A write error means git stopped, which the reader
+        // reports.
+        std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
+    }
+    let stdout = proc
+        .stdout()
+        .ok_or_else(|| proc.error("no output"))?
+        // What git may print at most: the announced sizes plus headers.
+        .take(total + count * RECORD_OVERHEAD);
+    Ok((proc, BufReader::new(stdout)))
 }
 
 fn is_symlink(mode: u32) -> bool {
