@@ -119,6 +119,30 @@ impl SkillServer {
     }
 }
 
+/// Entries per page of `skills/list` and `resources/list`. A page of 10 000
+/// skills is ~5 MB of JSON, which some clients read in time quadratic in
+/// the line length; 1 000 keeps a page near half a megabyte.
+pub const PAGE_SIZE: usize = 1000;
+
+/// One page of `items` (sorted by `key`): the entries after the cursor,
+/// and the cursor of the next page. The cursor is the key of the last entry
+/// sent, so a reload between two pages neither repeats nor skips an entry
+/// that stayed.
+fn page<T: Clone>(
+    items: &[T],
+    key: impl Fn(&T) -> &str,
+    cursor: Option<&str>,
+) -> (Vec<T>, Option<String>) {
+    let start = cursor.map_or(0, |c| items.partition_point(|x| key(x) <= c));
+    let end = items.len().min(start + PAGE_SIZE);
+    let next = (end < items.len() && end > start).then(|| key(&items[end - 1]).to_string());
+    (items[start..end].to_vec(), next)
+}
+
+fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
+    request.as_ref().and_then(|r| r.cursor.as_deref())
+}
+
 fn refused(e: super::uri::UriError) -> ErrorData {
     ErrorData::invalid_params(e.to_string(), None)
 }
@@ -217,12 +241,15 @@ impl ServerHandler for SkillServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(resources(
-            &self.snapshot(),
-        )))
+        let mut all = resources(&self.snapshot());
+        all.sort_by(|a, b| a.uri.cmp(&b.uri));
+        let (items, next) = page(&all, |r| r.uri.as_str(), cursor(&request));
+        let mut result = ListResourcesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn read_resource(
@@ -329,12 +356,14 @@ impl ServerHandler for SkillServer {
 
     async fn list_skills(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        Ok(ListSkillsResult::with_all_items(
-            self.snapshot().listed.clone(),
-        ))
+        let snap = self.snapshot();
+        let (items, next) = page(&snap.listed, |s| s.uri.as_str(), cursor(&request));
+        let mut result = ListSkillsResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn get_skill(
@@ -368,5 +397,39 @@ impl ServerHandler for SkillServer {
                     None,
                 )
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_walk_everything_once_and_survive_a_reload() {
+        let items: Vec<String> = (0..2500)
+            .map(|i| format!("skill://s{i:05}/SKILL.md"))
+            .collect();
+        fn key(s: &String) -> &str {
+            s.as_str()
+        }
+        let (mut seen, mut cursor) = (Vec::new(), None::<String>);
+        loop {
+            let (got, next) = page(&items, key, cursor.as_deref());
+            assert!(got.len() <= PAGE_SIZE);
+            seen.extend(got);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(seen, items);
+        // An entry removed before the next page neither shifts nor repeats
+        // the entries after it.
+        let (first, next) = page(&items, key, None);
+        let mut reloaded = items.clone();
+        reloaded.remove(3);
+        let (second, _) = page(&reloaded, key, next.as_deref());
+        assert_eq!(second[0], items[PAGE_SIZE]);
+        assert_eq!(first.len(), PAGE_SIZE);
     }
 }
