@@ -409,9 +409,7 @@ mod tests {
         let items: Vec<String> = (0..2500)
             .map(|i| format!("skill://s{i:05}/SKILL.md"))
             .collect();
-        fn key(s: &String) -> &str {
-            s.as_str()
-        }
+        let key = String::as_str;
         let (mut seen, mut cursor) = (Vec::new(), None::<String>);
         loop {
             let (got, next) = page(&items, key, cursor.as_deref());
