@@ -38,7 +38,10 @@ pub fn router(inner: Inner) -> Router {
             get(owners::list).put(owners::add).delete(owners::remove),
         )
         .route("/api/v1/search", get(search::search))
-        .route("/.well-known/agent-skills/index.json", get(wellknown::index))
+        .route(
+            "/.well-known/agent-skills/index.json",
+            get(wellknown::index),
+        )
         .fallback(|| async { ApiError::NoEndpoint })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(
