@@ -220,13 +220,7 @@ impl<'a> Probe<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fm(yaml: &str) -> Map<String, Value> {
-        match serde_saphyr::from_str::<Value>(yaml).unwrap() {
-            Value::Object(m) => m,
-            _ => panic!("not a map"),
-        }
-    }
+    use crate::engine::testing::frontmatter as fm;
 
     #[test]
     fn merges_all_three_dialects() {

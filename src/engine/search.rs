@@ -77,13 +77,13 @@ impl MatchKind {
         self != MatchKind::Text
     }
 
-    fn rank(self) -> f64 {
+    fn rank(self) -> u32 {
         match self {
-            MatchKind::Mention => 4.0,
-            MatchKind::TriggerPhrase => 3.0,
-            MatchKind::Keyword => 2.0,
-            MatchKind::Pattern => 1.0,
-            MatchKind::Text => 0.0,
+            MatchKind::Mention => 4,
+            MatchKind::TriggerPhrase => 3,
+            MatchKind::Keyword => 2,
+            MatchKind::Pattern => 1,
+            MatchKind::Text => 0,
         }
     }
 }
@@ -136,6 +136,10 @@ struct Postings {
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     commands: Vec<String>,
+    /// Each doc's place in command order, and the doc at each place, so
+    /// ties are broken by comparing integers.
+    order: Vec<u32>,
+    by_order: Vec<u32>,
     /// Lower-cased name or command → (doc, F_NAME or F_COMMAND).
     mentions: HashMap<String, Vec<(u32, u16)>>,
     /// Word key of a phrase, keyword or verb → (doc, its field bit).
@@ -220,6 +224,13 @@ impl SearchIndex {
                     .push((id, tf, bits));
             }
         }
+        let mut by_order: Vec<u32> = (0..ix.commands.len() as u32).collect();
+        by_order.sort_by(|&a, &b| ix.commands[a as usize].cmp(&ix.commands[b as usize]));
+        ix.order = vec![0; by_order.len()];
+        for (place, &doc) in by_order.iter().enumerate() {
+            ix.order[doc as usize] = place as u32;
+        }
+        ix.by_order = by_order;
         let n = ix.commands.len() as f32;
         for p in ix.postings.values_mut() {
             p.idf = (1.0 + n / p.docs.len() as f32).ln();
@@ -313,32 +324,34 @@ impl SearchIndex {
             }
         }
 
-        let mut hits: Vec<(f64, u32, MatchKind, u16)> = touched
+        // One sortable key per hit: score units descending, then command
+        // order ascending, packed in a u64 so ranking compares integers.
+        let mut keys: Vec<u64> = touched
             .iter()
-            .map(|&doc| {
+            .filter_map(|&doc| {
                 let a = &acc[doc as usize];
                 let kind = a.kind.unwrap_or(MatchKind::Text);
-                let rel = f64::from(a.rel.max(0.0));
-                let score = ((kind.rank() + rel / (1.0 + rel)) * 10_000.0).round() / 10_000.0;
-                (score, doc, kind, a.bits)
+                let units = score_units(kind, a.rel);
+                (kind != MatchKind::Text || units > 0).then(|| {
+                    (u64::from(u32::MAX - units) << 32) | u64::from(self.order[doc as usize])
+                })
             })
-            .filter(|h| h.2 != MatchKind::Text || h.0 > 0.0)
             .collect();
-        let order = |a: &(f64, u32, MatchKind, u16), b: &(f64, u32, MatchKind, u16)| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| self.commands[a.1 as usize].cmp(&self.commands[b.1 as usize]))
-        };
-        if hits.len() > limit {
-            hits.select_nth_unstable_by(limit - 1, order);
-            hits.truncate(limit);
+        if keys.len() > limit {
+            keys.select_nth_unstable(limit - 1);
+            keys.truncate(limit);
         }
-        hits.sort_unstable_by(order);
-        hits.into_iter()
-            .map(|(score, doc, kind, bits)| SearchHit {
-                command: self.commands[doc as usize].clone(),
-                score,
-                kind,
-                fields: field_names(bits),
+        keys.sort_unstable();
+        keys.into_iter()
+            .map(|key| {
+                let doc = self.by_order[(key & u64::from(u32::MAX)) as usize];
+                let a = &acc[doc as usize];
+                SearchHit {
+                    command: self.commands[doc as usize].clone(),
+                    score: f64::from(u32::MAX - (key >> 32) as u32) / SCORE_UNITS,
+                    kind: a.kind.unwrap_or(MatchKind::Text),
+                    fields: field_names(a.bits),
+                }
             })
             .collect()
     }
@@ -388,6 +401,19 @@ impl SearchIndex {
             }
         }
     }
+}
+
+/// Scores are kept in ten-thousandths: four decimals, as printed.
+const SCORE_UNITS: f64 = 10_000.0;
+
+/// The kind's rank plus `rel / (1 + rel)`, in [`SCORE_UNITS`]; the
+/// fraction is capped below one so a kind never reaches the next.
+fn score_units(kind: MatchKind, rel: f32) -> u32 {
+    let rel = f64::from(rel.max(0.0));
+    let frac = ((rel / (1.0 + rel)) * SCORE_UNITS)
+        .round()
+        .min(SCORE_UNITS - 1.0);
+    kind.rank() * SCORE_UNITS as u32 + frac as u32
 }
 
 #[derive(Debug, Clone, Copy, Default)]

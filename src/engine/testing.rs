@@ -4,6 +4,15 @@
 use super::catalog::Catalog;
 use super::config::Environment;
 use super::tools::ToolPolicy;
+use serde_json::{Map, Value};
+
+/// A frontmatter map from YAML text, read as the loader reads it.
+pub fn frontmatter(yaml: &str) -> Map<String, Value> {
+    match serde_saphyr::from_str::<Value>(yaml).expect("yaml") {
+        Value::Object(m) => m,
+        other => panic!("not a map: {other}"),
+    }
+}
 
 /// A skill to write: command, description, more frontmatter lines, body.
 pub type Spec<'a> = (&'a str, &'a str, &'a str, &'a str);

@@ -318,13 +318,7 @@ pub fn check(refs: &ToolRefs, host: Option<&HostTools>, default: ToolValidation)
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fm(yaml: &str) -> Map<String, Value> {
-        match serde_saphyr::from_str::<Value>(yaml).unwrap() {
-            Value::Object(m) => m,
-            _ => panic!("not a map"),
-        }
-    }
+    use crate::engine::testing::frontmatter as fm;
 
     #[test]
     fn reads_allowed_tools_and_tools_lists() {

@@ -235,13 +235,7 @@ pub fn word_key(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fm(yaml: &str) -> Map<String, Value> {
-        match serde_saphyr::from_str::<Value>(yaml).unwrap() {
-            Value::Object(m) => m,
-            _ => panic!("not a map"),
-        }
-    }
+    use crate::engine::testing::frontmatter as fm;
 
     #[test]
     fn reads_both_dialects() {
