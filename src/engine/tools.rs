@@ -126,7 +126,7 @@ impl ToolRefs {
             }
         };
         refs.retain(|r| !r.name.is_empty());
-        refs.sort_by(|a, b| key(&a.name).cmp(&key(&b.name)));
+        refs.sort_by_cached_key(|r| key(&r.name));
         // One entry per tool: required if any mention requires it, the
         // first purpose given.
         let mut tools: Vec<ToolRef> = Vec::with_capacity(refs.len());

@@ -179,8 +179,7 @@ pub fn first_sentence(s: &str) -> &str {
     let s = s.trim();
     let para_end = s.find("\n\n").or_else(|| s.find("\r\n\r\n"));
     let s = &s[..para_end.unwrap_or(s.len())];
-    let mut chars = s.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
+    for (i, c) in s.char_indices() {
         if !matches!(c, '.' | '!' | '?') {
             continue;
         }
