@@ -683,6 +683,22 @@ fn stdout_carries_only_the_protocol_and_a_closed_stdin_ends_the_server() {
     }
 }
 
+#[test]
+fn http_refuses_an_address_other_hosts_can_reach() {
+    let tree = Tree::new();
+    let out = tree
+        .f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .args(["mcp", "--http", "0.0.0.0:0"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run skillpm mcp");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("takes a loopback address"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 /// The official MCP inspector's CLI (`@modelcontextprotocol/inspector`
 /// 2.12.0), which runs the SEP-2640 conformance and digest checks itself
 /// (`--verify`). Installed with

@@ -50,6 +50,8 @@ pub enum ServeError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error("refusing to serve MCP on {0}: --http takes a loopback address (127.0.0.1:PORT or [::1]:PORT); the server has no authentication")]
+    NotLoopback(SocketAddr),
     #[error("MCP session failed: {0}")]
     Session(String),
 }
@@ -61,6 +63,14 @@ fn log(line: &str) {
 
 /// Serves until the host closes stdin (stdio) or the process is stopped.
 pub fn run(env: Environment, transport: Transport) -> Result<(), ServeError> {
+    // Anyone who can reach the port reads every served skill, and the SDK's
+    // DNS-rebinding guard admits loopback `Host` headers only, so a wider
+    // bind would be both unsafe and useless.
+    if let Transport::Http(addr) = transport {
+        if !addr.ip().is_loopback() {
+            return Err(ServeError::NotLoopback(addr));
+        }
+    }
     let snap = watch::build_settled(&env, None).map_err(ServeError::Catalog)?;
     for n in &snap.notes {
         log(n);
