@@ -50,3 +50,15 @@ step "skillpm status: what the agent will see"
 "$BIN/skillpm" -C "$WORK/ci" status
 step "skillpm prompt"
 "$BIN/skillpm" -C "$WORK/ci" prompt
+step "skillpm search --local review / prompt --query (what one message earns)"
+"$BIN/skillpm" -C "$WORK/ci" search --local "review this change"
+"$BIN/skillpm" -C "$WORK/ci" prompt --query "what skills do you have"
+
+step "the registry is also an Agent Skills well-known site: add $URL --all"
+mkdir -p "$WORK/wk"
+curl -fsS "$URL/.well-known/agent-skills/index.json" 2>/dev/null | head -c 400 && echo || true
+"$BIN/skillpm" -C "$WORK/wk" add "$URL" --all
+echo "--- skills.lock"; cat "$WORK/wk/skills.lock"
+
+step "status --agents: which agent sees which skill"
+"$BIN/skillpm" -C "$WORK/ci" status --agents
