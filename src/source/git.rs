@@ -139,6 +139,7 @@ fn has_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
 }
 
 /// A skill packed from a commit: what it says it is, and its tarball.
+#[derive(Clone)]
 struct Packed {
     name: SkillName,
     version: semver::Version,
@@ -146,20 +147,19 @@ struct Packed {
     bytes: Vec<u8>,
 }
 
-/// Exports `subpath` of `commit` and packs it.
+/// Exports `subpath` of `commit` (through the commit's shared listing and
+/// object reader) and packs it.
 fn pack_commit(
     cache: &Cache,
+    shared: &export::Shared,
     url: &GitUrl,
     commit: &str,
     subpath: Option<&str>,
     limits: &Limits,
 ) -> Result<Packed, SourceError> {
     let repo = cache.git_dir(url.redacted().as_str());
-    let treeish = match subpath {
-        Some(p) if !p.is_empty() && p != "." => format!("{commit}:{}", p.trim_end_matches('/')),
-        _ => commit.to_string(),
-    };
-    let tarball = export::tar_gz(|| git_cmd(Some(url)), &repo, url, &treeish, limits)?;
+    let git = || git_cmd(Some(url));
+    let tarball = export::tar_gz(shared, git, &repo, url, commit, subpath, limits)?;
     let tmp_parent = cache.root().join("tmp");
     std::fs::create_dir_all(&tmp_parent).map_err(crate::fs::fs_err("create", &tmp_parent))?;
     let tree = archive::unpack_to_new_dir(&tarball, None, &tmp_parent, limits)?;
@@ -278,6 +278,9 @@ fn found(dir: Option<String>, body: &[u8]) -> FoundSkill {
 /// git runs on the blocking pool, at most [`GIT_CONCURRENCY`] at once, and
 /// each URL is fetched at most once per run, so `add` of many skills from
 /// one repository (or `add` followed by its install) costs one fetch.
+/// Every skill of one (url, commit) shares one listing and one object
+/// reader ([`export::Shared`]), each ref is resolved once, and each
+/// (url, commit, path) is packed once, whether `resolve` or `fetch` asks.
 pub struct GitSource {
     cache: Cache,
     offline: bool,
@@ -285,6 +288,14 @@ pub struct GitSource {
     permits: Arc<Semaphore>,
     fetched: Memo<PathBuf>,
     resolved: Memo<Resolution>,
+    /// `url#ref` → commit.
+    refs: Memo<String>,
+    /// `url#commit` → whether the bare clone holds it.
+    present: Memo<bool>,
+    /// `url#commit` → what its skills share.
+    trees: Memo<Arc<export::Shared>>,
+    /// `url#commit:path` → the packed skill.
+    packs: Memo<Packed>,
 }
 
 impl GitSource {
@@ -296,6 +307,10 @@ impl GitSource {
             permits: Arc::new(Semaphore::new(GIT_CONCURRENCY)),
             fetched: Mutex::new(HashMap::new()),
             resolved: Mutex::new(HashMap::new()),
+            refs: Mutex::new(HashMap::new()),
+            present: Mutex::new(HashMap::new()),
+            trees: Mutex::new(HashMap::new()),
+            packs: Mutex::new(HashMap::new()),
         }
     }
 
@@ -322,20 +337,72 @@ impl GitSource {
         .cloned()
     }
 
+    /// `reference` of `url` as a commit, resolved once per run.
+    async fn commit_of(
+        &self,
+        url: &GitUrl,
+        reference: Option<&GitRef>,
+    ) -> Result<String, SourceError> {
+        let key = format!(
+            "{}#{}",
+            url.redacted(),
+            reference.map(|r| r.as_str()).unwrap_or("")
+        );
+        let cell = memo(&self.refs, key);
+        cell.get_or_try_init(|| async {
+            let repo = self.repo(url).await?;
+            let (u, r) = (url.clone(), reference.cloned());
+            self.blocking(move |_| resolve_ref(&repo, &u, r.as_ref()))
+                .await
+        })
+        .await
+        .cloned()
+    }
+
+    /// What the skills of `commit` share: listed once per run.
+    async fn shared(&self, url: &GitUrl, commit: &str) -> Result<Arc<export::Shared>, SourceError> {
+        let cell = memo(&self.trees, format!("{}#{commit}", url.redacted()));
+        cell.get_or_try_init(|| {
+            let (u, c) = (url.clone(), commit.to_string());
+            self.blocking(move |cache| {
+                let repo = cache.git_dir(u.redacted().as_str());
+                let git = || git_cmd(Some(&u));
+                Ok(Arc::new(export::Shared::new(
+                    &git,
+                    &repo,
+                    &u,
+                    &c,
+                    &listing_limits(),
+                )))
+            })
+        })
+        .await
+        .cloned()
+    }
+
     async fn pack(
         &self,
         url: &GitUrl,
         commit: &str,
         subpath: Option<&str>,
     ) -> Result<Packed, SourceError> {
-        let (url, commit, sub, limits) = (
-            url.clone(),
-            commit.to_string(),
-            subpath.map(str::to_string),
-            self.limits.clone(),
-        );
-        self.blocking(move |cache| pack_commit(cache, &url, &commit, sub.as_deref(), &limits))
+        let key = format!("{}#{commit}:{}", url.redacted(), subpath.unwrap_or("."));
+        let cell = memo(&self.packs, key);
+        cell.get_or_try_init(|| async {
+            let shared = self.shared(url, commit).await?;
+            let (url, commit, sub, limits) = (
+                url.clone(),
+                commit.to_string(),
+                subpath.map(str::to_string),
+                self.limits.clone(),
+            );
+            self.blocking(move |cache| {
+                pack_commit(cache, &shared, &url, &commit, sub.as_deref(), &limits)
+            })
             .await
+        })
+        .await
+        .cloned()
     }
 }
 
@@ -350,11 +417,13 @@ impl GitSource {
         if self.offline {
             return Err(SourceError::Offline(format!("listing {}", url.redacted())));
         }
-        let repo = self.repo(url).await?;
-        let (u, r) = (url.clone(), reference.cloned());
-        self.blocking(move |_| {
-            let commit = resolve_ref(&repo, &u, r.as_ref())?;
+        let commit = self.commit_of(url, reference).await?;
+        let shared = self.shared(url, &commit).await?;
+        let u = url.clone();
+        self.blocking(move |cache| {
+            let repo = cache.git_dir(u.redacted().as_str());
             let files = export::skill_files(
+                &shared,
                 || git_cmd(Some(&u)),
                 &repo,
                 &u,
@@ -402,11 +471,7 @@ impl Source for GitSource {
         );
         let cell = memo(&self.resolved, key);
         cell.get_or_try_init(|| async {
-            let repo = self.repo(url).await?;
-            let (u, r) = (url.clone(), reference.clone());
-            let commit = self
-                .blocking(move |_| resolve_ref(&repo, &u, r.as_ref()))
-                .await?;
+            let commit = self.commit_of(url, reference.as_ref()).await?;
             let p = self.pack(url, &commit, sub.as_deref()).await?;
             Ok(Resolution {
                 locked: LockedSkill {
@@ -430,9 +495,12 @@ impl Source for GitSource {
         let LockedSource::Git { url, commit } = &locked.source else {
             unreachable!("GitSource is only handed git packages")
         };
-        let (u, c) = (url.clone(), commit.clone());
-        let present = self
-            .blocking(move |cache| Ok(has_commit(cache, &u, &c)))
+        let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
+        let present = *cell
+            .get_or_try_init(|| {
+                let (u, c) = (url.clone(), commit.clone());
+                self.blocking(move |cache| Ok(has_commit(cache, &u, &c)))
+            })
             .await?;
         if !present {
             if self.offline {

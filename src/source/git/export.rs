@@ -18,15 +18,18 @@ use super::SourceError;
 use crate::project::spec::GitUrl;
 use flate2::write::GzEncoder;
 use skillpm_core::archive::{Limits, UnpackError};
+use std::borrow::Cow;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{ChildStdin, ChildStdout, Command};
+use std::sync::Mutex;
 use tar::{EntryType, Header};
 
 /// Longest `ls-tree` record beyond its path: mode, type, object id, size.
 const RECORD_OVERHEAD: u64 = 160;
 
 /// One entry of the listed tree.
+#[derive(Clone)]
 struct Entry {
     mode: u32,
     kind: Kind,
@@ -35,7 +38,7 @@ struct Entry {
     path: Vec<u8>,
 }
 
-#[derive(PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Blob,
     /// A directory, or a submodule (which `git archive` also writes as an
@@ -43,20 +46,117 @@ enum Kind {
     Dir,
 }
 
-/// `treeish` of the bare clone at `repo` as a `.tar.gz` within `limits`.
+/// What every skill of one commit shares during a run: the commit listed
+/// once (`ls-tree -r -t -l` of the whole tree), and one long-lived
+/// `cat-file --batch` that answers each blob on request. Without it each
+/// skill of a 100-skill repository would start its own two git processes.
+pub(super) struct Shared {
+    /// The whole commit; `None` when it passes the listing limits (or git
+    /// failed), so each skill lists its own tree as before.
+    entries: Option<Vec<Entry>>,
+    /// Started on first use; dropped (which stops git) after any error,
+    /// since its output may then be out of step with the requests.
+    batch: Mutex<Option<Batch>>,
+}
+
+impl Shared {
+    pub(super) fn new(
+        git: &impl Fn() -> Command,
+        repo: &Path,
+        url: &GitUrl,
+        commit: &str,
+        limits: &Limits,
+    ) -> Self {
+        Shared {
+            entries: list(git, repo, url, commit, limits).ok(),
+            batch: Mutex::new(None),
+        }
+    }
+
+    /// Runs `f` on the commit's `cat-file --batch`, one caller at a time.
+    fn with_batch<T>(
+        &self,
+        git: &impl Fn() -> Command,
+        repo: &Path,
+        url: &GitUrl,
+        f: impl FnOnce(&mut Batch) -> Result<T, SourceError>,
+    ) -> Result<T, SourceError> {
+        let mut guard = self.batch.lock().unwrap_or_else(|p| p.into_inner());
+        let mut batch = match guard.take() {
+            Some(b) => b,
+            None => Batch::start(git, repo, url)?,
+        };
+        let r = f(&mut batch);
+        if r.is_ok() {
+            *guard = Some(batch);
+        }
+        r
+    }
+
+    /// The entries below `sub` (paths made relative to it), if the shared
+    /// listing holds `sub` as a directory and the subtree is within
+    /// `limits`; otherwise `None`, and the caller lists the subtree itself
+    /// so any refusal reads exactly as it always has.
+    fn subtree(&self, sub: Option<&str>, limits: &Limits) -> Option<Vec<Entry>> {
+        let all = self.entries.as_ref()?;
+        let sub = sub
+            .map(|p| p.trim_end_matches('/'))
+            .filter(|p| !p.is_empty() && *p != ".");
+        let picked: Vec<Entry> = match sub {
+            None => all.clone(),
+            Some(dir) => {
+                if !all
+                    .iter()
+                    .any(|e| e.kind == Kind::Dir && e.path == dir.as_bytes())
+                {
+                    return None;
+                }
+                let prefix = format!("{dir}/");
+                all.iter()
+                    .filter_map(|e| {
+                        let rest = e.path.strip_prefix(prefix.as_bytes())?;
+                        Some(Entry {
+                            path: rest.to_vec(),
+                            ..e.clone()
+                        })
+                    })
+                    .collect()
+            }
+        };
+        let within = picked.len() as u64 <= limits.max_entries
+            && picked.iter().all(|e| e.path.len() <= limits.max_path_len);
+        within.then_some(picked)
+    }
+}
+
+/// The tree at `sub` (the root when `None`) of `commit` in the bare clone
+/// at `repo`, as a `.tar.gz` within `limits`.
 pub(super) fn tar_gz(
+    shared: &Shared,
     git: impl Fn() -> Command,
     repo: &Path,
     url: &GitUrl,
-    treeish: &str,
+    commit: &str,
+    sub: Option<&str>,
     limits: &Limits,
 ) -> Result<Vec<u8>, SourceError> {
-    let entries = list(&git, repo, url, treeish, limits)?;
-    let blobs: Vec<&Entry> = entries
+    let entries = match shared.subtree(sub, limits) {
+        Some(entries) => entries,
+        None => {
+            let treeish = match sub {
+                Some(p) if !p.is_empty() && p != "." => {
+                    format!("{commit}:{}", p.trim_end_matches('/'))
+                }
+                _ => commit.to_string(),
+            };
+            list(&git, repo, url, &treeish, limits)?
+        }
+    };
+    let total: u64 = entries
         .iter()
         .filter(|e| e.kind == Kind::Blob && !is_symlink(e.mode))
-        .collect();
-    let total: u64 = blobs.iter().map(|e| e.size).sum();
+        .map(|e| e.size)
+        .sum();
     if total > limits.max_unpacked {
         return Err(UnpackError::UnpackedTooLarge {
             limit: limits.max_unpacked,
@@ -64,60 +164,64 @@ pub(super) fn tar_gz(
         .into());
     }
 
-    let (proc, mut objects) = cat_blobs(&git, repo, url, blobs.iter().copied(), total)?;
-    let mut out = TarGz::new(limits.max_compressed);
-    let written = (|| {
-        for e in &entries {
-            match e.kind {
-                Kind::Dir => {
-                    let mut p = e.path.clone();
-                    p.push(b'/');
-                    out.entry(&p, EntryType::Directory, 0o755, 0, &mut io::empty())?;
-                }
-                // Listed so the unpacker refuses it like any symlink.
-                Kind::Blob if is_symlink(e.mode) => {
-                    out.entry(&e.path, EntryType::Symlink, 0o777, 0, &mut io::empty())?
-                }
-                Kind::Blob => {
-                    object_header(&mut objects, e)?;
-                    let mode = if e.mode & 0o111 != 0 { 0o755 } else { 0o644 };
-                    let mut body = (&mut objects).take(e.size);
-                    out.entry(&e.path, EntryType::Regular, mode, e.size, &mut body)?;
-                    let mut nl = [0u8; 1];
-                    objects.read_exact(&mut nl)?;
+    shared.with_batch(&git, repo, url, |batch| {
+        let mut out = TarGz::new(limits.max_compressed);
+        let written = (|| {
+            for e in &entries {
+                match e.kind {
+                    Kind::Dir => {
+                        let mut p = e.path.clone();
+                        p.push(b'/');
+                        out.entry(&p, EntryType::Directory, 0o755, 0, &mut io::empty())?;
+                    }
+                    // Listed so the unpacker refuses it like any symlink.
+                    Kind::Blob if is_symlink(e.mode) => {
+                        out.entry(&e.path, EntryType::Symlink, 0o777, 0, &mut io::empty())?
+                    }
+                    Kind::Blob => {
+                        let mode = if e.mode & 0o111 != 0 { 0o755 } else { 0o644 };
+                        batch.blob(e, |body| {
+                            out.entry(&e.path, EntryType::Regular, mode, e.size, body)
+                        })?;
+                    }
                 }
             }
+            out.finish()
+        })();
+        match written {
+            Ok(bytes) => Ok(bytes),
+            // The caller drops the batch on any error, which stops git.
+            Err(_) if out.tripped() => Err(batch.proc.error(format!(
+                "the tree packs to more than {} bytes compressed (limit)",
+                limits.max_compressed
+            ))),
+            Err(e) => Err(batch.proc.error(e.to_string())),
         }
-        out.finish()
-    })();
-    drop(objects);
-    match written {
-        Ok(bytes) => {
-            proc.finish()?;
-            Ok(bytes)
-        }
-        // Dropping `proc` on the way out stops git.
-        Err(_) if out.tripped() => Err(proc.error(format!(
-            "the tree packs to more than {} bytes compressed (limit)",
-            limits.max_compressed
-        ))),
-        Err(e) => Err(proc.error(e.to_string())),
-    }
+    })
 }
 
-/// The `SKILL.md` (or `skill.md`) files anywhere in `treeish`, as (path
-/// of the directory holding it, contents), sorted by path. Files over
-/// `max_file` bytes and symlinks are left out; the listing is bounded by
-/// `limits` like an export.
+/// The `SKILL.md` (or `skill.md`) files anywhere in the shared commit, as
+/// (path of the directory holding it, contents), sorted by path. Files
+/// over `max_file` bytes and symlinks are left out; a commit too large to
+/// list within the listing limits is refused with the listing's error.
 pub(super) fn skill_files(
+    shared: &Shared,
     git: impl Fn() -> Command,
     repo: &Path,
     url: &GitUrl,
-    treeish: &str,
+    commit: &str,
     limits: &Limits,
     max_file: u64,
 ) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
-    let entries = list(&git, repo, url, treeish, limits)?;
+    let Some(entries) = shared.entries.as_ref() else {
+        // Listed again only to report why it failed.
+        list(&git, repo, url, commit, limits)?;
+        return Err(SourceError::Git {
+            what: "listing of",
+            url: url.redacted(),
+            detail: "the listing failed".into(),
+        });
+    };
     let mut wanted: Vec<(String, &Entry)> = entries
         .iter()
         .filter(|e| e.kind == Kind::Blob && !is_symlink(e.mode) && e.size <= max_file)
@@ -132,61 +236,65 @@ pub(super) fn skill_files(
     wanted.sort_by(|a, b| a.0.cmp(&b.0));
     // `SKILL.md` wins over `skill.md` in the same directory.
     wanted.dedup_by(|b, a| a.0 == b.0);
-    let total: u64 = wanted.iter().map(|(_, e)| e.size).sum();
-    let (proc, mut objects) = cat_blobs(&git, repo, url, wanted.iter().map(|(_, e)| *e), total)?;
-    let read = (|| {
+    shared.with_batch(&git, repo, url, |batch| {
         let mut out = Vec::with_capacity(wanted.len());
         for (dir, e) in &wanted {
-            object_header(&mut objects, e)?;
-            let mut body = Vec::with_capacity(e.size as usize);
-            (&mut objects).take(e.size).read_to_end(&mut body)?;
-            let mut nl = [0u8; 1];
-            objects.read_exact(&mut nl)?;
+            let body = batch
+                .blob(e, |body| {
+                    let mut buf = Vec::with_capacity(e.size as usize);
+                    body.read_to_end(&mut buf)?;
+                    Ok(buf)
+                })
+                .map_err(|err| batch.proc.error(err.to_string()))?;
             out.push((dir.clone(), body));
         }
-        Ok::<_, io::Error>(out)
-    })();
-    drop(objects);
-    match read {
-        Ok(files) => {
-            proc.finish()?;
-            Ok(files)
-        }
-        Err(e) => Err(proc.error(e.to_string())),
-    }
+        Ok(out)
+    })
 }
 
-/// Starts `cat-file --batch` on `blobs` (announced sizes totalling
-/// `total`); returns the process and its output, capped at what git may
-/// print for them.
-fn cat_blobs<'u, 'e>(
-    git: &impl Fn() -> Command,
-    repo: &Path,
-    url: &'u GitUrl,
-    blobs: impl Iterator<Item = &'e Entry>,
-    total: u64,
-) -> Result<(Git<'u>, BufReader<io::Take<std::process::ChildStdout>>), SourceError> {
-    let mut c = git();
-    c.arg("--git-dir").arg(repo).args(["cat-file", "--batch"]);
-    let mut proc = Git::spawn(c, true, "reading objects of", url)?;
-    let (mut ids, mut count) = (String::new(), 0u64);
-    for e in blobs {
-        ids.push_str(&e.oid);
-        ids.push('\n');
-        count += 1;
+/// A `cat-file --batch` kept running for a run: one request, one answer
+/// at a time, each answer read no further than the size the tree lists
+/// for it (so what git may print stays capped by the listing).
+struct Batch {
+    proc: Git<'static>,
+    stdin: ChildStdin,
+    out: BufReader<ChildStdout>,
+}
+
+impl Batch {
+    fn start(git: &impl Fn() -> Command, repo: &Path, url: &GitUrl) -> Result<Self, SourceError> {
+        let mut c = git();
+        c.arg("--git-dir").arg(repo).args(["cat-file", "--batch"]);
+        let mut proc = Git::spawn(c, true, "reading objects of", Cow::Owned(url.clone()))?;
+        let stdin = proc.stdin().ok_or_else(|| proc.error("no input"))?;
+        let out = proc.stdout().ok_or_else(|| proc.error("no output"))?;
+        Ok(Batch {
+            proc,
+            stdin,
+            out: BufReader::new(out),
+        })
     }
-    if let Some(mut stdin) = proc.stdin() {
-        // On its own thread: git answers while it reads, and both pipes
-        // are bounded. A write error means git stopped, which the reader
-        // reports.
-        std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
+
+    /// Asks for the blob `e` and hands its body, capped at the listed
+    /// size, to `read`, which must consume all of it.
+    fn blob<T>(
+        &mut self,
+        e: &Entry,
+        read: impl FnOnce(&mut dyn Read) -> io::Result<T>,
+    ) -> io::Result<T> {
+        self.stdin.write_all(format!("{}\n", e.oid).as_bytes())?;
+        object_header(&mut self.out, e)?;
+        let mut body = (&mut self.out).take(e.size);
+        let got = read(&mut body)?;
+        let mut nl = [0u8; 1];
+        if body.limit() != 0 || self.out.read_exact(&mut nl).is_err() || nl != *b"\n" {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("object {} was not sent as listed", e.oid),
+            ));
+        }
+        Ok(got)
     }
-    let stdout = proc
-        .stdout()
-        .ok_or_else(|| proc.error("no output"))?
-        // What git may print at most: the announced sizes plus headers.
-        .take(total + count * RECORD_OVERHEAD);
-    Ok((proc, BufReader::new(stdout)))
 }
 
 fn is_symlink(mode: u32) -> bool {
@@ -207,7 +315,7 @@ fn list(
         .arg(repo)
         .args(["ls-tree", "-r", "-t", "-l", "-z", "--end-of-options"])
         .arg(treeish);
-    let mut proc = Git::spawn(c, false, "listing of", url)?;
+    let mut proc = Git::spawn(c, false, "listing of", Cow::Borrowed(url))?;
     let stdout = proc.stdout().ok_or_else(|| proc.error("no output"))?;
     let mut reader = BufReader::new(stdout);
     let record_cap = limits.max_path_len as u64 + RECORD_OVERHEAD;

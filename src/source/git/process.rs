@@ -6,6 +6,7 @@
 
 use super::SourceError;
 use crate::project::spec::GitUrl;
+use std::borrow::Cow;
 use std::io::Read;
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::thread::JoinHandle;
@@ -18,7 +19,8 @@ pub(super) struct Git<'a> {
     child: std::process::Child,
     stderr: Option<JoinHandle<Vec<u8>>>,
     what: &'static str,
-    url: &'a GitUrl,
+    /// Borrowed for a one-shot command; owned by one kept for a whole run.
+    url: Cow<'a, GitUrl>,
 }
 
 impl<'a> Git<'a> {
@@ -27,7 +29,7 @@ impl<'a> Git<'a> {
         mut c: Command,
         stdin: bool,
         what: &'static str,
-        url: &'a GitUrl,
+        url: Cow<'a, GitUrl>,
     ) -> Result<Self, SourceError> {
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
         if stdin {
@@ -120,7 +122,7 @@ pub(super) fn run(
     url: &GitUrl,
     cap: u64,
 ) -> Result<Vec<u8>, SourceError> {
-    let mut git = Git::spawn(c, false, what, url)?;
+    let mut git = Git::spawn(c, false, what, Cow::Borrowed(url))?;
     let mut out = Vec::new();
     if let Some(stdout) = git.stdout() {
         stdout
