@@ -196,7 +196,16 @@ fn tampered_tarball_is_fatal_and_changes_nothing() {
         "---\ndescription: user skill\n---\n",
     );
     std::fs::remove_dir_all(&f.cache).unwrap();
-    let out = f.skillpm(&["-C", fresh.to_str().unwrap(), "install"]);
+    // The running server keeps small blobs it has served in memory (they
+    // are content-addressed), so a registry serving the tampered bytes is
+    // a fresh process over the same data.
+    let served = Registry::start(&w.reg.data);
+    let out = f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .env("SKILLPM_REGISTRY", &served.url)
+        .args(["-C", fresh.to_str().unwrap(), "install"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("checksum mismatch for safe@1.0.0"), "{err}");
