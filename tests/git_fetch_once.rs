@@ -95,3 +95,83 @@ fn add_fetches_each_repository_once() {
         assert!(f.project_root().join(n).join("SKILL.md").is_file());
     }
 }
+
+/// How many logged git calls ran the subcommand `cmd`.
+fn calls(log: &Path, cmd: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.split_whitespace().any(|w| w == cmd))
+        .count()
+}
+
+/// All skills of one commit share one listing and one `cat-file --batch`,
+/// in `add --all` and in a restore from the lock; and each skill's lock
+/// checksum is still the deterministic pack of its directory (what
+/// exporting every skill on its own produced, so existing locks verify).
+#[test]
+fn skills_of_one_commit_share_one_listing_and_one_object_reader() {
+    let f = Fixture::new();
+    let log = f.root().join("git.log");
+    logging_git(&f, &log);
+    let repo = f.root().join("multi");
+    let deep = "references/a-directory-name-long-enough-that-the-path/passes-the-hundred-bytes-of-a-plain-tar-header";
+    let names = ["alpha", "beta", "gamma"];
+    for n in names {
+        let fm = format!("name: {n}\ndescription: d\nversion: \"1.0.0\"");
+        let dir = f.skill(&repo, &format!("skills/{n}"), &fm, "body");
+        let script = f.write(&dir, "scripts/run.sh", "#!/bin/sh\necho hi\n");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        f.write(&dir, &format!("{deep}/notes-{n}.md"), n);
+    }
+    common::commit_all(&repo);
+    f.ok(&["init"]);
+    f.ok(&["add", &format!("git+file://{}", repo.display()), "--all"]);
+    assert_eq!(calls(&log, "ls-tree"), 1, "one listing for the commit");
+    assert_eq!(
+        calls(&log, "cat-file"),
+        1,
+        "one object reader for the commit"
+    );
+
+    let lock_text = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
+    let lock: toml::Value = toml::from_str(&lock_text).unwrap();
+    let skills = lock["skill"].as_array().unwrap();
+    assert_eq!(skills.len(), names.len());
+    for s in skills {
+        let path = s["path"].as_str().unwrap();
+        let expected = skillpm_core::archive::tree_checksum(&repo.join(path)).unwrap();
+        assert_eq!(
+            s["checksum"].as_str().unwrap(),
+            expected.to_string(),
+            "{path}"
+        );
+    }
+
+    // A fresh project from the lock, the git cache warm, nothing packed.
+    let fresh = f.root().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    for file in ["skills.toml", "skills.lock"] {
+        std::fs::copy(f.project.join(file), fresh.join(file)).unwrap();
+    }
+    for entry in std::fs::read_dir(f.cache.join("skillpm")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() && !p.ends_with("git-v1") {
+            std::fs::remove_dir_all(&p).unwrap();
+        }
+    }
+    std::fs::remove_file(&log).unwrap();
+    f.ok(&["-C", fresh.to_str().unwrap(), "install", "--frozen"]);
+    assert_eq!(fetches(&log), 0, "the locked commit is in the cache");
+    assert_eq!(calls(&log, "ls-tree"), 1, "one listing for the commit");
+    assert_eq!(
+        calls(&log, "cat-file"),
+        1,
+        "one object reader for the commit"
+    );
+    for n in names {
+        let run = fresh.join(".agents/skills").join(n).join("scripts/run.sh");
+        assert!(run.is_file(), "{n}");
+    }
+}
