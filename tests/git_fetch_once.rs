@@ -61,11 +61,7 @@ fn repo_with_skill(f: &Fixture, name: &str) -> PathBuf {
 }
 
 fn fetches(log: &Path) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.split_whitespace().any(|w| w == "fetch"))
-        .count()
+    calls(log, "fetch")
 }
 
 #[test]
