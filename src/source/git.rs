@@ -8,9 +8,11 @@
 //! needs no network at all.
 //!
 //! The skill tree is exported from the raw objects ([`export`]: no
-//! `.gitattributes` rewriting, caps before memory) and unpacked by the
+//! `.gitattributes` rewriting, caps before memory) and checked by the
 //! same hardened unpacker as registry tarballs (so symlinks and odd entries
-//! in a repository are refused), then packed deterministically: the lock's
+//! in a repository are refused), into memory rather than onto disk, then
+//! packed deterministically (the bytes `pack_dir` gives for that tree on
+//! disk, so checksums are what they were before this shortcut): the lock's
 //! checksum is the sha256 of that pack, which makes a git skill verifiable
 //! exactly like a registry one. Everything git prints is read through a
 //! cap ([`process`]).
@@ -18,7 +20,7 @@
 mod export;
 mod process;
 
-use super::{identify, Request, Resolution, Source, SourceError};
+use super::{Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
@@ -160,17 +162,17 @@ fn pack_commit(
     let repo = cache.git_dir(url.redacted().as_str());
     let git = || git_cmd(Some(url));
     let tarball = export::tar_gz(shared, git, &repo, url, commit, subpath, limits)?;
-    let tmp_parent = cache.root().join("tmp");
-    std::fs::create_dir_all(&tmp_parent).map_err(crate::fs::fs_err("create", &tmp_parent))?;
-    let tree = archive::unpack_to_new_dir(&tarball, None, &tmp_parent, limits)?;
+    // Judged by the hardened unpacker, but kept in memory: re-packed into
+    // the bytes unpacking to disk and `pack_dir` would give.
+    let tree = archive::unpack_to_memory(&tarball, limits)?;
     let shown = format!(
         "{}@{}:{}",
         url.redacted(),
         &commit[..12.min(commit.len())],
         subpath.unwrap_or(".")
     );
-    let (name, version) = identify(tree.path(), &shown)?;
-    let bytes = archive::pack_dir(tree.path())?;
+    let (name, version) = super::verify::identify_entries(&tree, &shown)?;
+    let bytes = archive::pack_entries(tree)?;
     Ok(Packed {
         name,
         version,

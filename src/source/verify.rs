@@ -118,13 +118,50 @@ pub fn identify_named(
     shown: &str,
     listed: Option<&SkillName>,
 ) -> Result<(SkillName, semver::Version), SourceError> {
+    let doc = skill::find_skill_file(dir)
+        .ok_or(NO_SKILL_FILE)
+        .map(|file| skill::read(&file));
+    let dir_name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    name_and_version(doc, dir_name, shown, listed)
+}
+
+const NO_SKILL_FILE: &str = "no SKILL.md at the top of the skill directory";
+
+/// [`identify`] for a tree held in memory (a git skill re-packed without
+/// touching the disk). A `SKILL.md` without `name` is refused, as it was
+/// when such a tree was identified in its randomly named temp directory.
+pub fn identify_entries(
+    entries: &[skillpm_core::archive::MemEntry],
+    shown: &str,
+) -> Result<(SkillName, semver::Version), SourceError> {
+    use skillpm_core::archive::MemEntry;
+    let doc = skill::SKILL_FILES
+        .iter()
+        .find_map(|f| {
+            entries.iter().find_map(|e| match e {
+                MemEntry::File { path, data, .. } if path == f => Some(skill::parse(data)),
+                _ => None,
+            })
+        })
+        .ok_or(NO_SKILL_FILE);
+    name_and_version(doc, None, shown, None)
+}
+
+/// Name and version from a tree's `SKILL.md`: its own `name`, else the
+/// one `listed` for it, else `dir_name`.
+fn name_and_version(
+    doc: Result<Result<skill::SkillDoc, skill::SkillError>, &str>,
+    dir_name: Option<String>,
+    shown: &str,
+    listed: Option<&SkillName>,
+) -> Result<(SkillName, semver::Version), SourceError> {
     let bad = |message: String| SourceError::BadSkill {
         dir: shown.to_string(),
         message,
     };
-    let file = skill::find_skill_file(dir)
-        .ok_or_else(|| bad("no SKILL.md at the top of the skill directory".to_string()))?;
-    let doc = skill::read(&file).map_err(|e| bad(format!("SKILL.md: {}", e.detail())))?;
+    let doc = doc
+        .map_err(|missing| bad(missing.to_string()))?
+        .map_err(|e| bad(format!("SKILL.md: {}", e.detail())))?;
     if let (Some(listed), Some(own)) = (listed, doc.name()) {
         if own != listed.as_str() {
             return Err(bad(format!(
@@ -137,7 +174,7 @@ pub fn identify_named(
         .name()
         .map(str::to_string)
         .or_else(|| listed.map(|n| n.to_string()))
-        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or(dir_name)
         .unwrap_or_default();
     let name = SkillName::new(&raw_name).map_err(|e| {
         bad(format!(

@@ -19,9 +19,12 @@ mod unpack;
 mod zip;
 
 pub use pack::{
-    is_executable, pack_dir, pack_dir_skipping, pack_to_file, tree_checksum, tree_checksum_skipping,
+    is_executable, pack_dir, pack_dir_skipping, pack_entries, pack_to_file, tree_checksum,
+    tree_checksum_skipping,
 };
-pub use unpack::{unpack, unpack_as, unpack_to_new_dir, unpack_to_new_dir_as};
+pub use unpack::{
+    unpack, unpack_as, unpack_to_memory, unpack_to_new_dir, unpack_to_new_dir_as, MemEntry,
+};
 
 use crate::checksum::Checksum;
 use std::fmt;

@@ -2,7 +2,7 @@
 //! `.tar.gz` output, so the archive's sha256 identifies the tree.
 
 use super::entry_path::validate_path;
-use super::{Limits, PackError, MAX_DEPTH};
+use super::{Limits, MemEntry, PackError, MAX_DEPTH};
 use crate::checksum::Checksum;
 use flate2::{Compression, GzBuilder};
 use std::collections::HashMap;
@@ -16,7 +16,15 @@ const FIXED_MTIME: u64 = 0;
 
 enum PackItemKind {
     Dir,
-    File { source: PathBuf, executable: bool },
+    File {
+        source: PathBuf,
+        executable: bool,
+    },
+    /// A file already in memory ([`pack_entries`]).
+    Data {
+        data: Vec<u8>,
+        executable: bool,
+    },
 }
 
 struct PackItem {
@@ -125,6 +133,42 @@ pub fn pack_dir_skipping(dir: &Path, skip: &[&str]) -> Result<Vec<u8>, PackError
     }
     let mut items = Vec::new();
     collect(dir, "", skip, &mut items)?;
+    pack_items(dir, items)
+}
+
+/// Packs a tree held in memory (as [`super::unpack_to_memory`] returns
+/// it) into exactly the bytes [`pack_dir`] writes for the same tree on
+/// disk: same order, modes and headers, `.git` left out the same way.
+pub fn pack_entries(entries: Vec<MemEntry>) -> Result<Vec<u8>, PackError> {
+    let items = entries
+        .into_iter()
+        .filter(|e| {
+            let path = match e {
+                MemEntry::Dir(p) | MemEntry::File { path: p, .. } => p,
+            };
+            !path.split('/').any(|c| c == ".git")
+        })
+        .map(|e| match e {
+            MemEntry::Dir(p) => PackItem {
+                name: format!("{p}/"),
+                kind: PackItemKind::Dir,
+            },
+            MemEntry::File {
+                path,
+                data,
+                executable,
+            } => PackItem {
+                name: path,
+                kind: PackItemKind::Data { data, executable },
+            },
+        })
+        .collect();
+    pack_items(Path::new("."), items)
+}
+
+/// Sorts, checks and writes `items`; `dir` names where they came from in
+/// errors.
+fn pack_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError> {
     items.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
 
     // Refuse trees that `unpack` would refuse, so a published package can
@@ -162,16 +206,27 @@ pub fn pack_dir_skipping(dir: &Path, skip: &[&str]) -> Result<Vec<u8>, PackError
             }
             PackItemKind::File { source, executable } => {
                 let data = fs::read(source).map_err(io_pack(source))?;
-                let mode = if *executable { 0o755 } else { 0o644 };
-                let mut h = base_header(EntryType::Regular, mode, data.len() as u64);
-                builder
-                    .append_data(&mut h, &item.name, data.as_slice())
+                append_file(&mut builder, &item.name, &data, *executable)
                     .map_err(io_pack(source))?;
+            }
+            PackItemKind::Data { data, executable } => {
+                append_file(&mut builder, &item.name, data, *executable).map_err(io_pack(dir))?;
             }
         }
     }
     let encoder = builder.into_inner().map_err(io_pack(dir))?;
     encoder.finish().map_err(io_pack(dir))
+}
+
+fn append_file<W: Write>(
+    builder: &mut Builder<W>,
+    name: &str,
+    data: &[u8],
+    executable: bool,
+) -> io::Result<()> {
+    let mode = if executable { 0o755 } else { 0o644 };
+    let mut h = base_header(EntryType::Regular, mode, data.len() as u64);
+    builder.append_data(&mut h, name, data)
 }
 
 /// Packs `dir` and writes the archive to `out` atomically (temp file in the

@@ -743,3 +743,71 @@ fn zip_goes_through_the_same_checks() {
         Err(UnpackError::ChecksumMismatch { .. })
     ));
 }
+
+/// Re-packing a tarball through memory gives the bytes of unpacking it to
+/// disk and packing that tree: what git sources rely on for their lock
+/// checksums to stay what they were.
+#[test]
+fn pack_entries_matches_pack_dir_of_the_unpacked_tree() {
+    let sample = pack_dir(sample_tree().path()).unwrap();
+    let long = format!("docs/{}/file.md", "y".repeat(120));
+    let mut b = Builder::new(Vec::new());
+    // Out of order, parents implied, a `.git` the packer leaves out, an
+    // executable, a name too long for a plain header.
+    raw_entry(&mut b, b"zeta/inner/z.txt", EntryType::Regular, b"z\n");
+    raw_entry(
+        &mut b,
+        b"SKILL.md",
+        EntryType::Regular,
+        b"---\nname: t\n---\n",
+    );
+    raw_entry(&mut b, b"a-b.txt", EntryType::Regular, b"dash\n");
+    raw_entry(&mut b, b"a/", EntryType::Directory, b"");
+    raw_entry(&mut b, b"a/.git/config", EntryType::Regular, b"[core]\n");
+    let mut h = Header::new_gnu();
+    h.set_entry_type(EntryType::Regular);
+    h.set_size(3);
+    h.set_mode(0o700);
+    b.append_data(&mut h, "a/run.sh", &b"hi\n"[..]).unwrap();
+    let mut h = Header::new_gnu();
+    h.set_entry_type(EntryType::Regular);
+    h.set_size(2);
+    h.set_mode(0o644);
+    b.append_data(&mut h, &long, &b"l\n"[..]).unwrap();
+    let odd = gz(b.into_inner().unwrap());
+    for tarball in [sample, odd] {
+        let limits = Limits::default();
+        let parent = tempfile::tempdir().unwrap();
+        let dir = unpack_to_new_dir(&tarball, None, parent.path(), &limits).unwrap();
+        let from_disk = pack_dir(dir.path()).unwrap();
+        let from_memory = pack_entries(unpack_to_memory(&tarball, &limits).unwrap()).unwrap();
+        assert!(from_disk == from_memory, "the two packs differ");
+    }
+}
+
+/// The in-memory unpacker refuses what the one on disk refuses.
+#[test]
+fn unpack_to_memory_applies_the_same_checks() {
+    let limits = Limits::default();
+    let bad = archive(&[(b"../escape", EntryType::Regular, b"x")]);
+    assert!(unpack_to_memory(&bad, &limits).is_err());
+    let link = archive(&[(b"l", EntryType::Symlink, b"")]);
+    assert!(matches!(
+        unpack_to_memory(&link, &limits),
+        Err(UnpackError::ForbiddenEntryType { .. })
+    ));
+    let case = archive(&[file("A.md"), file("a.md")]);
+    assert!(matches!(
+        unpack_to_memory(&case, &limits),
+        Err(UnpackError::CaseConflict { .. })
+    ));
+    let small = Limits {
+        max_unpacked: 3,
+        ..Limits::default()
+    };
+    let big = archive(&[file("big.txt")]);
+    assert!(matches!(
+        unpack_to_memory(&big, &small),
+        Err(UnpackError::UnpackedTooLarge { .. })
+    ));
+}

@@ -56,6 +56,9 @@ impl Seen {
 
 pub(super) struct Unpacker<'a> {
     dest: &'a Path,
+    /// `Some` when unpacking into memory ([`unpack_to_memory`]): what
+    /// would have been created, instead of creating it.
+    memory: Option<Vec<MemEntry>>,
     limits: &'a Limits,
     /// Lower-cased path → (path as written, what it is).
     seen: HashMap<String, (String, Seen)>,
@@ -79,6 +82,7 @@ impl<'a> Unpacker<'a> {
     pub(super) fn new(dest: &'a Path, limits: &'a Limits) -> Self {
         Unpacker {
             dest,
+            memory: None,
             limits,
             seen: HashMap::new(),
             stats: UnpackStats::default(),
@@ -115,7 +119,7 @@ impl<'a> Unpacker<'a> {
                 }
                 Some((_, Seen::Dir { .. })) => {}
                 None => {
-                    fs::create_dir(self.dest.join(&prefix)).map_err(self.io_err(&prefix))?;
+                    self.create_dir(&prefix)?;
                     self.stats.dirs += 1;
                     self.seen
                         .insert(key, (prefix, Seen::Dir { explicit: false }));
@@ -217,7 +221,7 @@ impl<'a> Unpacker<'a> {
         self.ensure_parents(&display, &path.components)?;
         if is_dir {
             if self.claim(&display, &rel, Seen::Dir { explicit: true })? {
-                fs::create_dir(self.dest.join(&rel)).map_err(self.io_err(&rel))?;
+                self.create_dir(&rel)?;
                 self.stats.dirs += 1;
             }
             return Ok(());
@@ -227,6 +231,14 @@ impl<'a> Unpacker<'a> {
             return Ok(());
         };
         self.write_file(contents, size, executable, &rel)
+    }
+
+    fn create_dir(&mut self, rel: &str) -> Result<(), UnpackError> {
+        match &mut self.memory {
+            Some(m) => m.push(MemEntry::Dir(rel.to_string())),
+            None => fs::create_dir(self.dest.join(rel)).map_err(self.io_err(rel))?,
+        }
+        Ok(())
     }
 
     fn write_file(
@@ -240,6 +252,25 @@ impl<'a> Unpacker<'a> {
         let remaining = limit.saturating_sub(self.stats.bytes);
         if size > remaining {
             return Err(UnpackError::UnpackedTooLarge { limit });
+        }
+        if let Some(memory) = &mut self.memory {
+            // The same cap as on disk: at most one byte past the budget.
+            let mut data = Vec::new();
+            contents
+                .take(remaining.saturating_add(1))
+                .read_to_end(&mut data)
+                .map_err(UnpackError::Corrupt)?;
+            if data.len() as u64 > remaining {
+                return Err(UnpackError::UnpackedTooLarge { limit });
+            }
+            self.stats.bytes += data.len() as u64;
+            self.stats.files += 1;
+            memory.push(MemEntry::File {
+                path: rel.to_string(),
+                data,
+                executable,
+            });
+            return Ok(());
         }
         let mode = if executable { 0o755 } else { 0o644 };
         let target = self.dest.join(rel);
@@ -271,6 +302,18 @@ impl<'a> Unpacker<'a> {
         self.stats.files += 1;
         Ok(())
     }
+}
+
+/// A directory or file of a tree unpacked into memory; paths are
+/// `/`-separated and relative, as the unpacker would have created them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemEntry {
+    Dir(String),
+    File {
+        path: String,
+        data: Vec<u8>,
+        executable: bool,
+    },
 }
 
 /// What an archive entry is, in any format.
@@ -363,6 +406,33 @@ pub fn unpack_as(
 }
 
 fn unpack_tar_gz(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<UnpackStats, UnpackError> {
+    let mut unpacker = Unpacker::new(dest, limits);
+    tar_gz_into(bytes, &mut unpacker, limits)?;
+    Ok(unpacker.stats)
+}
+
+/// Checks a `.tar.gz` exactly as [`unpack`](fn@unpack) does (compressed
+/// cap first, then every entry), but keeps the tree in memory: for a
+/// tarball that is only unpacked to be re-packed ([`super::pack_entries`]).
+pub fn unpack_to_memory(bytes: &[u8], limits: &Limits) -> Result<Vec<MemEntry>, UnpackError> {
+    let size = bytes.len() as u64;
+    if size > limits.max_compressed {
+        return Err(UnpackError::CompressedTooLarge {
+            size,
+            limit: limits.max_compressed,
+        });
+    }
+    let mut unpacker = Unpacker::new(Path::new(""), limits);
+    unpacker.memory = Some(Vec::new());
+    tar_gz_into(bytes, &mut unpacker, limits)?;
+    Ok(unpacker.memory.unwrap_or_default())
+}
+
+fn tar_gz_into(
+    bytes: &[u8],
+    unpacker: &mut Unpacker<'_>,
+    limits: &Limits,
+) -> Result<(), UnpackError> {
     // Budget for the whole decompressed tar stream: file contents plus
     // generous room for headers, padding and long-name records.
     let per_entry = 2048u64.saturating_add(limits.max_path_len as u64);
@@ -381,7 +451,7 @@ fn unpack_tar_gz(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<UnpackSta
         limit: stream_limit,
         tripped: false,
     };
-    let result = unpack_stream(&mut reader, dest, limits);
+    let result = unpack_stream(&mut reader, unpacker, limits);
     match result {
         Err(UnpackError::Corrupt(_)) if reader.tripped => Err(UnpackError::UnpackedTooLarge {
             limit: limits.max_unpacked,
@@ -392,11 +462,10 @@ fn unpack_tar_gz(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<UnpackSta
 
 fn unpack_stream<R: Read>(
     reader: &mut R,
-    dest: &Path,
+    unpacker: &mut Unpacker<'_>,
     limits: &Limits,
-) -> Result<UnpackStats, UnpackError> {
+) -> Result<(), UnpackError> {
     let mut archive = tar::Archive::new(reader);
-    let mut unpacker = Unpacker::new(dest, limits);
     let mut count: u64 = 0;
     for entry in archive.entries().map_err(UnpackError::Corrupt)? {
         let mut entry = entry.map_err(UnpackError::Corrupt)?;
@@ -408,7 +477,7 @@ fn unpack_stream<R: Read>(
         }
         unpacker.entry(&mut entry)?;
     }
-    Ok(unpacker.stats)
+    Ok(())
 }
 
 /// Creates a fresh temp dir inside `parent` (same file system, so the
