@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{ChildStdin, ChildStdout, Command};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use tar::{EntryType, Header};
 
@@ -59,6 +60,21 @@ pub(super) struct Shared {
     batch: Mutex<Option<Batch>>,
 }
 
+/// Most `cat-file --batch` processes kept between requests, over all
+/// commits: a restore touching many repositories would otherwise keep one
+/// per commit running until the run ends.
+const MAX_KEPT_BATCHES: usize = 16;
+static KEPT_BATCHES: AtomicUsize = AtomicUsize::new(0);
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let guard = self.batch.get_mut().unwrap_or_else(|p| p.into_inner());
+        if guard.take().is_some() {
+            KEPT_BATCHES.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
 impl Shared {
     pub(super) fn new(
         git: &impl Fn() -> Command,
@@ -83,12 +99,21 @@ impl Shared {
     ) -> Result<T, SourceError> {
         let mut guard = self.batch.lock().unwrap_or_else(|p| p.into_inner());
         let mut batch = match guard.take() {
-            Some(b) => b,
+            Some(b) => {
+                KEPT_BATCHES.fetch_sub(1, Ordering::SeqCst);
+                b
+            }
             None => Batch::start(git, repo, url)?,
         };
         let r = f(&mut batch);
         if r.is_ok() {
-            *guard = Some(batch);
+            if KEPT_BATCHES.fetch_add(1, Ordering::SeqCst) < MAX_KEPT_BATCHES {
+                *guard = Some(batch);
+            } else {
+                // Too many kept already: this one stops, and the commit's
+                // next skill starts its own.
+                KEPT_BATCHES.fetch_sub(1, Ordering::SeqCst);
+            }
         }
         r
     }
