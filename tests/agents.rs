@@ -122,8 +122,12 @@ fn agents_sharing_agents_skills_get_one_tree_and_claude_a_link() {
 
     // An orphan link left by an interrupted run (no lock entry) goes.
     std::os::unix::fs::symlink("../../.agents/skills/gone", claude.join("gone")).unwrap();
+    // A link the user made to an installed tree under another name is
+    // theirs, though its target carries our marker.
+    std::os::unix::fs::symlink(shared.join("beta"), claude.join("my-beta")).unwrap();
     f.ok(&["install"]);
     assert!(std::fs::symlink_metadata(claude.join("gone")).is_err());
+    assert!(is_symlink(&claude.join("my-beta")));
 }
 
 #[test]

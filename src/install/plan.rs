@@ -129,8 +129,14 @@ pub fn plan_links(
         .filter(|n| !wanted_names.contains(n))
         .filter(|n| {
             let dir = root.join(n.as_str());
-            Marker::read(&dir).is_some()
-                || is_link_to(&dir, &link_target(root, primary, n.as_str()))
+            // A link is ours only if it is exactly the link we write: a
+            // user's link to some other installed tree (which carries a
+            // marker) is theirs.
+            if is_symlink(&dir) {
+                is_link_to(&dir, &link_target(root, primary, n.as_str()))
+            } else {
+                Marker::read(&dir).is_some()
+            }
         })
         .collect();
     orphans.sort();
