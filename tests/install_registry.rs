@@ -11,18 +11,12 @@ fn read(p: impl AsRef<Path>) -> String {
 
 /// Writes a publishable skill directory.
 fn skill_src(f: &Fixture, name: &str, version: &str, body: &str) -> PathBuf {
-    let dir = f
-        .root()
-        .join("src")
-        .join(format!("{name}-{version}"))
-        .join(name);
-    f.write(
-        &dir,
-        "SKILL.md",
-        format!("---\nname: {name}\ndescription: The {name} skill, version {version}\nversion: \"{version}\"\n---\n{body}\n"),
-    );
-    f.write(&dir, "scripts/run.sh", format!("echo {version}\n"));
-    dir
+    f.package_src(
+        name,
+        version,
+        &format!("The {name} skill, version {version}"),
+        body,
+    )
 }
 
 struct World {

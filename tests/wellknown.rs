@@ -495,17 +495,12 @@ fn hostile_archives_and_urls_are_refused() {
 // ------------------------------------------------------------ the registry
 
 fn publish(f: &Fixture, name: &str, version: &str) {
-    let dir = f
-        .root()
-        .join("src")
-        .join(format!("{name}-{version}"))
-        .join(name);
-    f.write(
-        &dir,
-        "SKILL.md",
-        format!("---\nname: {name}\ndescription: The {name} skill\nversion: \"{version}\"\n---\n{name} {version}\n"),
+    let dir = f.package_src(
+        name,
+        version,
+        &format!("The {name} skill"),
+        &format!("{name} {version}"),
     );
-    f.write(&dir, "scripts/run.sh", format!("echo {version}\n"));
     f.ok(&["publish", dir.to_str().expect("utf8")]);
 }
 

@@ -63,6 +63,23 @@ impl Fixture {
         .to_path_buf()
     }
 
+    /// A publishable package directory `src/NAME-VERSION/NAME` holding a
+    /// SKILL.md (name, description, version) and `scripts/run.sh`.
+    pub fn package_src(&self, name: &str, version: &str, description: &str, body: &str) -> PathBuf {
+        let dir = self
+            .root()
+            .join("src")
+            .join(format!("{name}-{version}"))
+            .join(name);
+        self.write(
+            &dir,
+            "SKILL.md",
+            format!("---\nname: {name}\ndescription: {description}\nversion: \"{version}\"\n---\n{body}\n"),
+        );
+        self.write(&dir, "scripts/run.sh", format!("echo {version}\n"));
+        dir
+    }
+
     /// Puts a fake executable named `name` on the fixture PATH.
     pub fn fake_bin(&self, name: &str) {
         let p = self.write(&self.bin, name, "#!/bin/sh\nexit 0\n");
