@@ -22,17 +22,7 @@ impl World {
     }
 
     fn publish(&self, name: &str, version: &str) -> PathBuf {
-        let dir = self
-            .f
-            .root()
-            .join("src")
-            .join(format!("{name}-{version}"))
-            .join(name);
-        self.f.write(
-            &dir,
-            "SKILL.md",
-            format!("---\nname: {name}\ndescription: d\nversion: \"{version}\"\n---\nbody\n"),
-        );
+        let dir = self.f.package_src(name, version, "d", "body");
         self.f.ok(&["publish", dir.to_str().unwrap()]);
         dir
     }
