@@ -8,6 +8,7 @@
 //! only be made there, and the cache and installer accept nothing else.
 
 pub mod git;
+pub mod http;
 pub mod path;
 pub mod registry;
 mod verify;

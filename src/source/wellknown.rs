@@ -276,12 +276,7 @@ impl WellKnownSource {
         }
         self.http
             .get_or_try_init(|| async {
-                let t = super::registry::client::timeout();
-                reqwest::Client::builder()
-                    .connect_timeout(t)
-                    .read_timeout(t)
-                    .timeout(t * 10)
-                    .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+                super::http::builder()
                     // Every hop must satisfy the same rules as the first
                     // URL: https, or http to loopback only.
                     .redirect(reqwest::redirect::Policy::custom(|attempt| {

@@ -28,22 +28,7 @@ pub const MAX_JSON_BYTES: u64 = 16 * 1024 * 1024;
 const MAX_ERROR_BYTES: u64 = 64 * 1024;
 /// GETs are tried this many times in total on 5xx and connection errors.
 const GET_ATTEMPTS: u32 = 3;
-/// Connect and per-read timeout; `SKILLPM_HTTP_TIMEOUT` (seconds, may be
-/// fractional) overrides it. A whole request (body included) may take at
-/// most [`TOTAL_FACTOR`] times as long, so a server trickling one byte
-/// at a time cannot hold a client forever.
-const TIMEOUT: Duration = Duration::from_secs(30);
-const TOTAL_FACTOR: u32 = 10;
-
-/// The configured per-read timeout.
-pub fn timeout() -> Duration {
-    std::env::var("SKILLPM_HTTP_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
-        .map(Duration::from_secs_f64)
-        .unwrap_or(TIMEOUT)
-}
+pub use crate::source::http::timeout;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -159,12 +144,7 @@ impl RegistryClient {
         let host = host_of(&url);
         let origin = url.origin();
         let allowed = origin.clone();
-        let t = timeout();
-        let http = reqwest::Client::builder()
-            .connect_timeout(t)
-            .read_timeout(t)
-            .timeout(t * TOTAL_FACTOR)
-            .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+        let http = crate::source::http::builder()
             .redirect(reqwest::redirect::Policy::custom(move |attempt| {
                 if attempt.previous().len() >= 5 {
                     return attempt.error("too many redirects");

@@ -1,0 +1,47 @@
+//! The one place HTTP clients are configured: timeouts, user agent and the
+//! TLS crypto provider, shared by the registry client and the well-known
+//! source.
+
+use std::sync::Once;
+use std::time::Duration;
+
+/// Connect and per-read timeout; `SKILLPM_HTTP_TIMEOUT` (seconds, may be
+/// fractional) overrides it. A whole request (body included) may take at
+/// most [`TOTAL_FACTOR`] times as long, so a server trickling one byte
+/// at a time cannot hold a client forever.
+const TIMEOUT: Duration = Duration::from_secs(30);
+const TOTAL_FACTOR: u32 = 10;
+
+/// The configured per-read timeout.
+pub fn timeout() -> Duration {
+    std::env::var("SKILLPM_HTTP_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(TIMEOUT)
+}
+
+/// A client builder with the shared timeouts and user agent; callers add
+/// their redirect policy.
+pub fn builder() -> reqwest::ClientBuilder {
+    use_ring();
+    let t = timeout();
+    reqwest::Client::builder()
+        .connect_timeout(t)
+        .read_timeout(t)
+        .timeout(t * TOTAL_FACTOR)
+        .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+}
+
+/// Makes `ring` the process's rustls provider before the first client is
+/// built. reqwest's default, aws-lc-rs, seeds its generator on every
+/// thread with CPU-jitter entropy: that was half the CPU time of a cold
+/// 10-package install. `ring` reads the kernel's generator instead.
+fn use_ring() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Fails only if a provider is installed already, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
