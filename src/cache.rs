@@ -1,17 +1,18 @@
-//! The content-addressed cache: verified tarballs and their unpacked trees,
-//! keyed by sha256, plus registry index copies and bare git clones.
+//! The content-addressed cache: verified tarballs keyed by sha256, plus
+//! registry index copies, bare git clones and stamps.
 //!
 //! Entries are immutable once written: everything is built in `tmp/` and
 //! renamed into place, so a reader never sees half an entry and a crash
-//! leaves at worst an orphan in `tmp/`. Trees are never handed to users
-//! directly; installs copy out of them, so editing an installed skill can
-//! never corrupt the cache.
+//! leaves at worst an orphan in `tmp/`. Nothing in the cache is handed to
+//! users: installs unpack a verified tarball into the project, so editing
+//! an installed skill can never corrupt the cache. (Unpacking a small
+//! tarball costs less than copying an unpacked tree would: the files are
+//! written once either way, and no second tree is created per package.)
 //!
 //! Every bucket's name carries a layout version (as uv's `wheels-v6`), so
 //! a future change of format starts a fresh bucket instead of misreading
 //! an old one.
 
-use crate::fs::fingerprint;
 use sha2::{Digest, Sha256};
 use skillpm_core::archive::{self, Limits};
 use skillpm_core::bounded;
@@ -24,12 +25,6 @@ use std::path::{Path, PathBuf};
 pub enum CacheError {
     #[error("cache {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
-    #[error(transparent)]
-    Unpack(#[from] archive::UnpackError),
-    /// The unpacked tree failed the caller's check (see
-    /// [`Cache::ensure_tree_checked`]); it was discarded, never cached.
-    #[error("{0}")]
-    Rejected(String),
 }
 
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> CacheError + '_ {
@@ -41,16 +36,21 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> CacheError + '_ {
 
 /// The versioned bucket names.
 const TARBALLS: &str = "tarballs-v1";
-const TREES: &str = "trees-v1";
+/// Buckets earlier versions wrote (unpacked trees, one stamp file per
+/// installed skill); `clean` still removes them. Installs now unpack
+/// straight from the verified tarball into the project.
+const LEGACY: [&str; 2] = ["trees-v1", "installed-v1"];
 const INDEX: &str = "index-v1";
 const GIT: &str = "git-v1";
-/// Stamps of installed trees (see [`Cache::installed_stamp`]).
-const INSTALLED: &str = "installed-v1";
+/// Stamps of installed trees, one file per install root (see [`Stamps`]).
+const INSTALLED: &str = "installed-v2";
 /// Stamps of path dependencies' directories (see [`Cache::path_dep_stamp`]).
 const PATHS: &str = "paths-v1";
 const TMP: &str = "tmp";
 /// A stamp is a checksum and a fingerprint; anything longer is not ours.
 const STAMP_BYTES: u64 = 256;
+/// A root's stamps: one short line per installed skill.
+const MAX_STAMPS_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -109,70 +109,42 @@ impl Cache {
         self.root.join(TARBALLS).join(format!("{}.tar.gz", c.hex()))
     }
 
-    pub fn tree_path(&self, c: &Checksum) -> PathBuf {
-        self.root.join(TREES).join(c.hex())
-    }
-
-    /// The cached tree for `c` if it is present and still exactly what `c`
-    /// names: its fingerprint is the one stamped when it was unpacked, or,
-    /// failing that, re-packing it gives `c` again. A tree that fails is
-    /// removed, so it is unpacked afresh from a verified tarball instead of
-    /// being installed: the cache sits where other processes can write.
-    pub fn verified_tree(&self, c: &Checksum) -> Option<PathBuf> {
-        let tree = self.tree_path(c);
-        if !tree.is_dir() {
-            return None;
-        }
-        let stamp = self.stamp_path(c);
-        let now = fingerprint::of_tree(&tree, &[]);
-        let stamped = bounded::read_to_string(&stamp, STAMP_BYTES).ok();
-        if now.is_some() && now == stamped {
-            return Some(tree);
-        }
-        if archive::tree_checksum(&tree).is_ok_and(|t| t == *c) || self.matches_tarball(c, &tree) {
-            if let Some(f) = now {
-                let _ = crate::fs::replace_file(&stamp, f.as_bytes());
-            }
-            return Some(tree);
-        }
-        let _ = std::fs::remove_file(&stamp);
-        let aside = self.root.join(TMP).join(format!("tampered-{}", c.hex()));
-        let _ = std::fs::create_dir_all(self.root.join(TMP));
-        if std::fs::rename(&tree, &aside).is_ok() {
-            let _ = std::fs::remove_dir_all(&aside);
-        }
-        None
-    }
-
-    /// Whether `tree` holds exactly what the cached tarball for `c` unpacks
-    /// to (for tarballs another tool packed, which re-packing cannot
-    /// reproduce byte for byte).
-    fn matches_tarball(&self, c: &Checksum, tree: &Path) -> bool {
-        let Some(tarball) = self
-            .read_tarball(c)
+    /// The cached tarball for `c`, if present and still exactly what `c`
+    /// names (the cache sits where other processes can write).
+    pub fn verified_tarball(&self, c: &Checksum) -> Option<Verified> {
+        self.read_tarball(c)
             .and_then(|b| Verified::check(b, c).ok())
-        else {
-            return false;
-        };
-        let Ok(tmp) = self.tmp() else {
-            return false;
-        };
-        archive::unpack_to_new_dir(tarball.bytes(), None, &tmp, &Limits::default())
-            .is_ok_and(|fresh| crate::fs::compare::diff_trees(fresh.path(), tree, &[]).is_empty())
     }
 
-    /// This machine's stamp of the installed tree at `dir`: its fingerprint
-    /// when it was last known to hold the package `c`. Kept here rather than
-    /// in the tree, so an installed tree is the same bytes on every machine
-    /// and a committed one never churns.
-    pub fn installed_stamp(&self, dir: &Path, c: &Checksum) -> Option<String> {
-        self.read_stamp(INSTALLED, dir, c)
+    /// The verified cached tarball for `c`, unpacked into a fresh
+    /// directory under the cache's `tmp/` (deleted on drop): what an
+    /// installed tree is compared with, file by file, when re-packing it
+    /// cannot reproduce `c` (a tarball another tool packed).
+    pub fn unpack_cached(&self, c: &Checksum) -> Option<tempfile::TempDir> {
+        let tarball = self.verified_tarball(c)?;
+        let tmp = self.tmp().ok()?;
+        archive::unpack_to_new_dir(tarball.bytes(), None, &tmp, &Limits::default()).ok()
     }
 
-    /// Records `fingerprint` as the known-good state of `dir` holding `c`.
-    /// Best effort: without a stamp the next run re-hashes.
-    pub fn stamp_installed(&self, dir: &Path, c: &Checksum, fingerprint: &str) {
-        self.write_stamp(INSTALLED, dir, c, fingerprint)
+    /// This machine's stamps of the installed trees in `root` (see
+    /// [`Stamps`]).
+    pub fn installed_stamps(&self, root: &Path) -> Stamps {
+        let file = self.stamp_file(INSTALLED, root);
+        let rows = bounded::read_to_string(&file, MAX_STAMPS_BYTES)
+            .map(|text| {
+                text.lines()
+                    .filter_map(|l| {
+                        let (name, rest) = l.split_once(' ')?;
+                        Some((name.to_string(), rest.to_string()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Stamps {
+            file,
+            rows,
+            dirty: false,
+        }
     }
 
     /// The fingerprint the path dependency at `dir` had when it was last
@@ -208,10 +180,6 @@ impl Cache {
             .join(short_hash(&key.to_string_lossy()))
     }
 
-    fn stamp_path(&self, c: &Checksum) -> PathBuf {
-        self.root.join(TREES).join(format!("{}.stamp", c.hex()))
-    }
-
     /// Reads a cached tarball. The bytes are not trusted: the cache is on
     /// disk where anything may have changed it, so callers verify them
     /// (see `source::verify`).
@@ -238,44 +206,6 @@ impl Cache {
         Ok(())
     }
 
-    /// Unpacks a verified tarball into the trees bucket unless present,
-    /// running `check` on the freshly unpacked tree while it is still in
-    /// staging: a tree that fails is deleted and never becomes a cache entry
-    /// (a later run would otherwise trust it).
-    pub fn ensure_tree(
-        &self,
-        tarball: &Verified,
-        limits: &Limits,
-        check: impl FnOnce(&Path) -> Result<(), String>,
-    ) -> Result<PathBuf, CacheError> {
-        let dest = self.tree_path(tarball.checksum());
-        if dest.is_dir() {
-            return Ok(dest);
-        }
-        let trees = self.root.join(TREES);
-        std::fs::create_dir_all(&trees).map_err(io_at(&trees))?;
-        let staged = archive::unpack_to_new_dir(tarball.bytes(), None, &self.tmp()?, limits)?;
-        check(staged.path()).map_err(CacheError::Rejected)?;
-        match std::fs::rename(staged.path(), &dest) {
-            Ok(()) => {
-                // The directory now lives at `dest`; stop TempDir deleting it.
-                let _ = staged.keep();
-                // Best effort: without a stamp the next use re-hashes.
-                if let Some(f) = fingerprint::of_tree(&dest, &[]) {
-                    let _ =
-                        crate::fs::replace_file(&self.stamp_path(tarball.checksum()), f.as_bytes());
-                }
-                Ok(dest)
-            }
-            // Another process won the race with identical content.
-            Err(_) if dest.is_dir() => Ok(dest),
-            Err(e) => Err(CacheError::Io {
-                path: dest,
-                source: e,
-            }),
-        }
-    }
-
     /// Directory for per-registry index copies.
     pub fn index_dir(&self, registry_url: &str) -> PathBuf {
         self.root.join(INDEX).join(short_hash(registry_url))
@@ -288,7 +218,10 @@ impl Cache {
 
     /// Removes everything but the lock file.
     pub fn clean(&self) -> Result<(), CacheError> {
-        for sub in [TARBALLS, TREES, INDEX, GIT, INSTALLED, PATHS, TMP] {
+        for sub in [TARBALLS, INDEX, GIT, INSTALLED, PATHS, TMP]
+            .into_iter()
+            .chain(LEGACY)
+        {
             let p = self.root.join(sub);
             match std::fs::remove_dir_all(&p) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_at(&p)(e)),
@@ -296,6 +229,60 @@ impl Cache {
             }
         }
         Ok(())
+    }
+}
+
+/// This machine's stamps of the installed trees in one root: for each
+/// skill, the checksum it was installed from and the tree's fingerprint
+/// when it was last known to hold exactly that package. Kept in the cache
+/// rather than in the trees, so an installed tree is the same bytes on
+/// every machine and a committed one never churns; one file per root, so
+/// a no-op run reads one file, not one per skill. Best effort throughout:
+/// a missing or unreadable stamp only means a re-hash.
+#[derive(Debug, Clone)]
+pub struct Stamps {
+    file: PathBuf,
+    /// Skill name → `checksum fingerprint`.
+    rows: std::collections::BTreeMap<String, String>,
+    dirty: bool,
+}
+
+impl Stamps {
+    /// The fingerprint stamped for `name` holding `c`.
+    pub fn get(&self, name: &str, c: &Checksum) -> Option<&str> {
+        let (checksum, fingerprint) = self.rows.get(name)?.split_once(' ')?;
+        (checksum == c.to_string()).then_some(fingerprint)
+    }
+
+    /// Records `fingerprint` as the known-good state of `name` holding `c`.
+    pub fn set(&mut self, name: &str, c: &Checksum, fingerprint: &str) {
+        let row = format!("{c} {fingerprint}");
+        if self.rows.get(name) != Some(&row) {
+            self.rows.insert(name.to_string(), row);
+            self.dirty = true;
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.dirty |= self.rows.remove(name).is_some();
+    }
+
+    /// Writes the stamps back if they changed (temp file + rename).
+    pub fn save(&self) {
+        if !self.dirty {
+            return;
+        }
+        let mut text = String::new();
+        for (name, row) in &self.rows {
+            text.push_str(name);
+            text.push(' ');
+            text.push_str(row);
+            text.push('\n');
+        }
+        if let Some(parent) = self.file.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = crate::fs::replace_file(&self.file, text.as_bytes());
     }
 }
 

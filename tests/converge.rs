@@ -144,26 +144,25 @@ fn install_repairs_edits_and_lost_exec_bits_and_verify_names_them() {
 }
 
 #[test]
-fn a_tampered_cache_tree_is_neither_installed_nor_called_clean() {
+fn a_tampered_cached_tarball_is_neither_installed_nor_called_clean() {
     let f = project();
     f.ok(&["add", "./vendor/alpha"]);
-    let trees = f.cache.join("skillpm/trees-v1");
-    let tree = std::fs::read_dir(&trees)
+    let tarballs = f.cache.join("skillpm/tarballs-v1");
+    let cached = std::fs::read_dir(&tarballs)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.is_dir())
-        .expect("a cached tree");
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .expect("a cached tarball");
+    let tampered = "---\nname: alpha\ndescription: tampered\n---\n";
+    let evil = tempfile::tempdir().unwrap();
+    std::fs::write(evil.path().join("SKILL.md"), tampered).unwrap();
     std::fs::write(
-        tree.join("SKILL.md"),
-        "---\nname: alpha\ndescription: tampered\n---\n",
+        &cached,
+        skillpm_core::archive::pack_dir(evil.path()).unwrap(),
     )
     .unwrap();
-    // Same for the copy `verify` would compare with: the lock decides.
-    std::fs::write(
-        installed(&f, "alpha").join("SKILL.md"),
-        read(&tree.join("SKILL.md")),
-    )
-    .unwrap();
+    // Same for the installed copy `verify` checks: the lock decides.
+    std::fs::write(installed(&f, "alpha").join("SKILL.md"), tampered).unwrap();
     let out = f.skillpm(&["verify"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     std::fs::remove_dir_all(installed(&f, "alpha")).unwrap();

@@ -1,100 +1,43 @@
-//! Applying a plan: stage each tree beside its destination, write the
-//! marker, swap it in (`renameat2(RENAME_EXCHANGE)` on Linux), so a crash
-//! at any moment leaves the old or the new tree, never neither.
+//! Applying a plan: swap each staged tree (see [`super::prepare`]) into
+//! place (`renameat2(RENAME_EXCHANGE)` on Linux), so a crash at any moment
+//! leaves the old or the new tree, never neither.
 
 use super::plan::{is_link_to, is_symlink, link_target, LinkMode};
+use super::prepare::Staged;
 use super::{InstallError, Marker, MARKER, STAGING_PREFIX};
-use crate::cache::Cache;
+use crate::cache::Stamps;
 use crate::fs::{copy_tree, exchange, fs_err};
 use crate::project::lockfile::LockedSkill;
 use skillpm_core::name::SkillName;
 use std::path::Path;
 
-/// Installs `skill` from the cached `tree` into `root`: copy into a staging
-/// directory beside the destination, write the marker, then swap it in.
-/// `root` must exist ([`install_all`] creates it once).
-fn install_one(
-    root: &Path,
-    skill: &LockedSkill,
-    tree: &Path,
-    cache: &Cache,
-) -> Result<(), InstallError> {
-    let dest = root.join(skill.name.as_str());
-    if dest.exists() && Marker::read(&dest).is_none() {
-        return Err(InstallError::Foreign { path: dest });
-    }
-    let staging = tempfile::Builder::new()
-        .prefix(&format!("{STAGING_PREFIX}stage-{}-", skill.name))
-        .tempdir_in(root)
-        .map_err(fs_err("create staging directory in", root))?;
-    copy_tree(tree, staging.path())?;
-    let marker = Marker {
-        name: skill.name.to_string(),
-        version: skill.version.to_string(),
-        checksum: skill.checksum,
-    };
-    // Taken before the marker exists, and unchanged by the rename below
-    // (renaming a directory does not touch its files).
-    let stamp = crate::fs::fingerprint::of_tree(staging.path(), &[MARKER]);
-    let mpath = staging.path().join(MARKER);
-    std::fs::write(&mpath, marker.render()).map_err(fs_err("write", &mpath))?;
-    if dest.exists() {
-        exchange(staging.path(), &dest)?;
-        // `staging` now holds the old tree; dropping it deletes it.
-    } else {
-        std::fs::rename(staging.path(), &dest).map_err(fs_err("rename into", &dest))?;
-        let _ = staging.keep();
-    }
-    if let Some(f) = stamp {
-        cache.stamp_installed(&dest, &skill.checksum, &f);
-    }
-    Ok(())
-}
-
-/// Installs every `(skill, cached tree)` pair into `root`, spread over a
-/// few threads: each install is independent and atomic on its own, and
-/// warm restores are bound by per-file system calls, which a second core
-/// halves. Returns the first error; skills installed before it stay
-/// installed (each is complete, carries its marker, and the lock is only
-/// written after every install succeeded).
+/// Swaps every staged tree into `root`, in order. Returns the first
+/// error; skills swapped before it stay installed (each is complete,
+/// carries its marker, and the lock is only written after every install
+/// succeeded), and the staged trees not swapped are deleted.
 pub fn install_all(
     root: &Path,
-    items: &[(&LockedSkill, &Path)],
-    cache: &Cache,
+    items: Vec<(&LockedSkill, Staged)>,
+    stamps: &mut Stamps,
 ) -> Result<(), InstallError> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    /// More threads than this only contend on the root directory's lock.
-    const MAX_THREADS: usize = 8;
-    if items.is_empty() {
-        return Ok(());
-    }
-    std::fs::create_dir_all(root).map_err(fs_err("create", root))?;
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(2, MAX_THREADS)
-        .min(items.len());
-    let next = AtomicUsize::new(0);
-    let first_error: Mutex<Option<InstallError>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((s, tree)) = items.get(i) else { break };
-                if let Err(e) = install_one(root, s, tree, cache) {
-                    // Stop handing out work; keep the first error only.
-                    next.store(items.len(), Ordering::Relaxed);
-                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                    slot.get_or_insert(e);
-                    break;
-                }
-            });
+    for (skill, staged) in items {
+        let dest = root.join(skill.name.as_str());
+        if dest.exists() && Marker::read(&dest).is_none() {
+            return Err(InstallError::Foreign { path: dest });
         }
-    });
-    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(()),
+        if dest.exists() {
+            exchange(staged.dir.path(), &dest)?;
+            // The staging directory now holds the old tree; dropping
+            // `staged` deletes it.
+        } else {
+            std::fs::rename(staged.dir.path(), &dest).map_err(fs_err("rename into", &dest))?;
+            let _ = staged.dir.keep();
+        }
+        if let Some(f) = &staged.stamp {
+            stamps.set(skill.name.as_str(), &skill.checksum, f);
+        }
     }
+    Ok(())
 }
 
 /// Removes an installed skill (only if it carries our marker). The tree is
@@ -135,7 +78,7 @@ pub fn link_one(
     primary: &Path,
     skill: &LockedSkill,
     mode: LinkMode,
-    cache: &Cache,
+    stamps: &mut Stamps,
 ) -> Result<(), InstallError> {
     let name = skill.name.as_str();
     let dest = root.join(name);
@@ -170,7 +113,7 @@ pub fn link_one(
         std::fs::rename(&tmp, &dest).map_err(fs_err("rename into", &dest))?;
     }
     if let Some(f) = stamp {
-        cache.stamp_installed(&dest, &skill.checksum, &f);
+        stamps.set(name, &skill.checksum, &f);
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! together.
 
 use super::MARKER;
-use crate::cache::Cache;
+use crate::cache::{Cache, Stamps};
 use skillpm_core::checksum::Checksum;
 use std::path::Path;
 
@@ -37,16 +37,24 @@ impl Marker {
     /// every machine) vouches for it, or `trust_stamp` is off (as for
     /// `verify`), the tree is re-packed and hashed; if that cannot
     /// reproduce the checksum (a tarball packed by another tool), it is
-    /// compared file by file with the verified cached tree. A tree found
-    /// intact is stamped, so the next run is a few `stat` calls again.
-    pub fn integrity(&self, dir: &Path, cache: &Cache, trust_stamp: bool) -> Integrity {
+    /// compared file by file with the verified cached tarball's contents.
+    /// A tree found intact is stamped, so the next run is a few `stat`
+    /// calls again. `dir` is `name` in the root whose `stamps` are given.
+    pub fn integrity(
+        &self,
+        dir: &Path,
+        name: &str,
+        cache: &Cache,
+        stamps: &mut Stamps,
+        trust_stamp: bool,
+    ) -> Integrity {
         let now = crate::fs::fingerprint::of_tree(dir, &[MARKER]);
-        if trust_stamp && now.is_some() && cache.installed_stamp(dir, &self.checksum) == now {
+        if trust_stamp && now.is_some() && stamps.get(name, &self.checksum) == now.as_deref() {
             return Integrity::Intact;
         }
         let state = self.rehash(dir, cache);
         if let (Integrity::Intact, Some(f)) = (&state, &now) {
-            cache.stamp_installed(dir, &self.checksum, f);
+            stamps.set(name, &self.checksum, f);
         }
         state
     }
@@ -57,9 +65,9 @@ impl Marker {
         {
             return Integrity::Intact;
         }
-        match cache.verified_tree(&self.checksum) {
+        match cache.unpack_cached(&self.checksum) {
             Some(tree) => {
-                let diff = crate::fs::compare::diff_trees(&tree, dir, &[MARKER]);
+                let diff = crate::fs::compare::diff_trees(tree.path(), dir, &[MARKER]);
                 if diff.is_empty() {
                     Integrity::Intact
                 } else {

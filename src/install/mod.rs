@@ -7,9 +7,9 @@
 //! only ever removes or replaces directories that carry its marker
 //! (user-written skills in the same root are never touched).
 //!
-//! [`plan`] diffs the lock against disk; [`prepare`] makes sure the cache
-//! holds a verified tree for every skill the plan needs; [`apply`] stages
-//! each tree beside its destination and swaps it in atomically.
+//! [`plan`] diffs the lock against disk; [`prepare`] unpacks a verified
+//! tarball for every skill the plan needs into a staging directory beside
+//! its destination; [`apply`] swaps each staged tree in atomically.
 
 mod apply;
 mod marker;

@@ -2,7 +2,7 @@
 //! so a no-op run touches nothing.
 
 use super::marker::{Integrity, Marker};
-use crate::cache::Cache;
+use crate::cache::{Cache, Stamps};
 use crate::project::lockfile::LockedSkill;
 use skillpm_core::name::SkillName;
 use std::path::{Path, PathBuf};
@@ -31,6 +31,9 @@ pub struct Plan {
     /// which this one links to. Several agents' directories are served by
     /// one tree per skill.
     pub links_to: Option<PathBuf>,
+    /// This machine's stamps of the trees in `root`, updated as the plan
+    /// is made and applied; saved by the caller.
+    pub stamps: Stamps,
 }
 
 impl Plan {
@@ -104,6 +107,7 @@ pub fn plan_links(
     mode: LinkMode,
 ) -> Plan {
     let mut actions = Vec::new();
+    let mut stamps = cache.installed_stamps(root);
     for s in wanted {
         let dir = root.join(s.name.as_str());
         let ok = match mode {
@@ -112,7 +116,8 @@ pub fn plan_links(
                 !is_symlink(&dir)
                     && Marker::read(&dir).is_some_and(|m| {
                         m.checksum == s.checksum
-                            && m.integrity(&dir, cache, true) == Integrity::Intact
+                            && m.integrity(&dir, s.name.as_str(), cache, &mut stamps, true)
+                                == Integrity::Intact
                     })
             }
         };
@@ -145,6 +150,7 @@ pub fn plan_links(
         root: root.to_path_buf(),
         actions,
         links_to: Some(primary.to_path_buf()),
+        stamps,
     }
 }
 
@@ -178,12 +184,14 @@ fn read_names(root: &Path) -> Vec<SkillName> {
 ///   never touched.
 pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
     let mut actions = Vec::new();
+    let mut stamps = cache.installed_stamps(root);
     for s in wanted {
         let dir = root.join(s.name.as_str());
         actions.push(match Marker::read(&dir) {
             Some(m)
                 if m.checksum == s.checksum
-                    && m.integrity(&dir, cache, true) == Integrity::Intact =>
+                    && m.integrity(&dir, s.name.as_str(), cache, &mut stamps, true)
+                        == Integrity::Intact =>
             {
                 Action::Unchanged(s.name.clone())
             }
@@ -201,6 +209,7 @@ pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
         root: root.to_path_buf(),
         actions,
         links_to: None,
+        stamps,
     }
 }
 

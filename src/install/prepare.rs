@@ -1,84 +1,106 @@
-//! Preparing a plan: make sure the cache holds a verified, unpacked tree
-//! for every skill the plan installs — from the cache, from a tarball made
-//! while resolving, or fetched from its source, in parallel.
+//! Preparing a plan: unpack a verified tarball for every skill the plan
+//! installs straight into a staging directory beside its destination —
+//! from the cache, from a tarball made while resolving, or fetched from
+//! its source — in parallel, while other downloads go on.
 
-use crate::cache::{Cache, CacheError};
+use super::{Marker, MARKER};
+use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::report::{Event, Reporter};
 use crate::source::{check_identity, verify, SourceError, Sources, Verified};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use skillpm_core::archive::Limits;
+use skillpm_core::archive::{self, Limits};
 use skillpm_core::checksum::Checksum;
+use skillpm_core::name::SkillName;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How many fetches run at once.
 pub const FETCH_CONCURRENCY: usize = 16;
 
-/// Each needed checksum's tree in the cache, and whether it was there
-/// without fetching.
-pub type Prepared = HashMap<Checksum, (PathBuf, bool)>;
+/// A package unpacked and checked in a staging directory beside its
+/// destination, its marker written: all that is left is the swap. Dropped
+/// unswapped (an error elsewhere), the directory is deleted.
+#[derive(Debug)]
+pub struct Staged {
+    pub(super) dir: tempfile::TempDir,
+    /// The tree's fingerprint before the marker was added.
+    pub(super) stamp: Option<String>,
+    /// Whether the tarball came from the cache rather than the network or
+    /// this run's packing.
+    pub from_cache: bool,
+}
 
+/// Each needed skill's staged tree.
+pub type Prepared = HashMap<SkillName, Staged>;
+
+/// Stages every skill in `needed` inside `root` (which must exist). The
+/// tarball of a fetched package is cached after it unpacked and checked,
+/// so a refused package leaves nothing behind that a later run could
+/// trust.
 pub async fn prepare(
     cache: &Cache,
     sources: &Sources,
+    root: &Path,
     needed: &[&LockedSkill],
     packed: &HashMap<Checksum, Vec<u8>>,
     reporter: &dyn Reporter,
 ) -> Result<Prepared, SourceError> {
-    let mut out = HashMap::new();
     let mut work = Vec::new();
     for &s in needed {
-        if let Some(tree) = cache.verified_tree(&s.checksum) {
-            out.insert(s.checksum, (tree, true));
-            continue;
-        }
         // A tarball packed while resolving was made this run: not "from
         // cache". A cached tarball that no longer verifies is fetched again.
         let local = packed
             .get(&s.checksum)
-            .map(|b| (b.clone(), false))
-            .or_else(|| cache.read_tarball(&s.checksum).map(|b| (b, true)));
+            .map(|b| (Some(b.clone()), false))
+            .unwrap_or((None, true));
         work.push((s, local));
-    }
-    if work.is_empty() {
-        return Ok(out);
     }
     let downloads = work
         .iter()
-        .filter(|(s, local)| local.is_none() && matches!(s.source, LockedSource::Registry { .. }))
+        .filter(|(s, (bytes, _))| {
+            bytes.is_none()
+                && matches!(s.source, LockedSource::Registry { .. })
+                && !cache.tarball_path(&s.checksum).is_file()
+        })
         .count();
     if downloads > 0 {
         reporter.downloads_starting(downloads);
     }
-    // Each package is verified, unpacked and cached as soon as its bytes
+    let root: PathBuf = root.to_path_buf();
+    // Each package is verified, unpacked and staged as soon as its bytes
     // are here, on the blocking pool, while other downloads go on: the
     // network and the disk work overlap instead of taking turns.
-    let done: Vec<(Checksum, PathBuf, bool)> = stream::iter(work)
-        .map(|(s, local)| async move {
-            let mut verified = None;
-            if let Some((bytes, cached)) = local {
+    let done: Vec<(SkillName, Staged)> = stream::iter(work)
+        .map(|(s, (packed_bytes, try_cache))| {
+            let root = root.clone();
+            async move {
                 let locked = s.clone();
-                if let Ok(v) = blocking(move || verify(&locked, bytes)).await {
-                    verified = Some((v, cached));
-                }
+                let cache2 = cache.clone();
+                let local = blocking(move || match packed_bytes {
+                    Some(bytes) => verify(&locked, bytes).ok().map(|v| (v, false)),
+                    None if try_cache => cache2
+                        .read_tarball(&locked.checksum)
+                        .and_then(|b| verify(&locked, b).ok())
+                        .map(|v| (v, true)),
+                    None => None,
+                })
+                .await;
+                let (v, from_cache) = match local {
+                    Some(v) => v,
+                    None => (fetch_one(sources, s, reporter).await?, false),
+                };
+                let (cache, locked) = (cache.clone(), s.clone());
+                let staged = blocking(move || {
+                    let staged = stage(&root, &locked, &v, from_cache)?;
+                    if !from_cache {
+                        cache.store_tarball(&v)?;
+                    }
+                    Ok::<_, SourceError>(staged)
+                })
+                .await?;
+                Ok::<_, SourceError>((s.name.clone(), staged))
             }
-            let (v, from_cache) = match verified {
-                Some(v) => v,
-                None => (fetch_one(sources, s, reporter).await?, false),
-            };
-            let (cache, locked) = (cache.clone(), s.clone());
-            let tree = blocking(move || {
-                // Unpack and check before caching the tarball, so a refused
-                // package leaves nothing behind that a later run could trust.
-                let tree = unpack(&cache, &locked, &v, &Limits::default())?;
-                if !from_cache {
-                    cache.store_tarball(&v)?;
-                }
-                Ok::<_, SourceError>(tree)
-            })
-            .await?;
-            Ok::<_, SourceError>((s.checksum, tree, from_cache))
         })
         .buffer_unordered(FETCH_CONCURRENCY)
         .try_collect()
@@ -86,10 +108,7 @@ pub async fn prepare(
     if downloads > 0 {
         reporter.downloads_finished();
     }
-    for (sum, tree, from_cache) in done {
-        out.insert(sum, (tree, from_cache));
-    }
-    Ok(out)
+    Ok(done.into_iter().collect())
 }
 
 /// Runs CPU- and disk-bound work (hashing, gunzip, file creation) on the
@@ -135,21 +154,36 @@ async fn fetch_one(
     Ok(tarball)
 }
 
-/// Unpacks a verified tarball into the cache, refusing a registry package
-/// whose `SKILL.md` is not the package the lock names.
-fn unpack(
-    cache: &Cache,
+/// Unpacks a verified tarball into a fresh staging directory in `root`
+/// (the hardened unpacker, default limits), refuses a registry package
+/// whose `SKILL.md` is not the package the lock names, and writes the
+/// marker.
+fn stage(
+    root: &Path,
     s: &LockedSkill,
     v: &Verified,
-    limits: &Limits,
-) -> Result<PathBuf, SourceError> {
-    cache
-        .ensure_tree(v, limits, |dir| check_identity(s, dir))
-        .map_err(|e| match e {
-            CacheError::Unpack(source) => SourceError::Refused {
-                package: format!("{}@{}", s.name, s.version),
-                source,
-            },
-            e => e.into(),
-        })
+    from_cache: bool,
+) -> Result<Staged, SourceError> {
+    let dir = archive::unpack_to_new_dir(v.bytes(), None, root, &Limits::default()).map_err(
+        |source| SourceError::Refused {
+            package: format!("{}@{}", s.name, s.version),
+            source,
+        },
+    )?;
+    check_identity(s, dir.path()).map_err(SourceError::Rejected)?;
+    // Taken before the marker exists, and unchanged by the rename into
+    // place (renaming a directory does not touch its files).
+    let stamp = crate::fs::fingerprint::of_tree(dir.path(), &[MARKER]);
+    let marker = Marker {
+        name: s.name.to_string(),
+        version: s.version.to_string(),
+        checksum: s.checksum,
+    };
+    let mpath = dir.path().join(MARKER);
+    std::fs::write(&mpath, marker.render()).map_err(crate::fs::fs_err("write", &mpath))?;
+    Ok(Staged {
+        dir,
+        stamp,
+        from_cache,
+    })
 }

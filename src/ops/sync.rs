@@ -17,7 +17,6 @@ use crate::report::{Event, Reporter};
 use crate::resolve::{self, Refresh};
 use crate::source::Sources;
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Instant;
 
 /// `skillpm install`: make disk match the lock (resolving only what the
@@ -120,28 +119,38 @@ impl<'a> Run<'a> {
         } else {
             install::LinkMode::Symlink
         };
-        let plans: Vec<Plan> =
+        let mut plans: Vec<Plan> =
             install::plan_all(&project.targets(manifest)?, &new.skills, &self.cache, mode);
-        let mut needed: Vec<&LockedSkill> = Vec::new();
-        for s in plans.iter().flat_map(Plan::needed) {
-            if !needed.iter().any(|n| n.checksum == s.checksum) {
-                needed.push(s);
-            }
+        // Before anything is staged: leftovers of an interrupted run sit
+        // where this run's staging directories will.
+        for p in &plans {
+            install::sweep_leftovers(&p.root);
         }
-        let mut trees = Prepared::new();
-        if !needed.is_empty() {
+        // Only the first root holds trees; the others link to it.
+        let needed: Vec<&LockedSkill> = plans
+            .first()
+            .map(|p| p.needed().collect())
+            .unwrap_or_default();
+        let mut staged = Prepared::new();
+        if let (Some(first), false) = (plans.first(), needed.is_empty()) {
+            let root = &first.root;
+            std::fs::create_dir_all(root).map_err(Error::io(root))?;
             let _cache_guard = self.cache.lock()?;
-            trees = self.rt.block_on(install::prepare(
+            staged = self.rt.block_on(install::prepare(
                 &self.cache,
                 &self.sources,
+                root,
                 &needed,
                 &resolved.packed,
                 reporter,
             ))?;
         }
         let mut summary = Summary::default();
-        for p in &plans {
-            apply(p, &trees, &self.cache, mode, reporter, &mut summary)?;
+        for p in &mut plans {
+            let applied = apply(p, &mut staged, mode, reporter, &mut summary);
+            // Whatever was swapped in before an error is stamped too.
+            p.stamps.save();
+            applied?;
         }
         for n in &new.skills {
             if let Some(o) = old.get(&n.name).filter(|o| *o != n) {
@@ -167,28 +176,38 @@ impl<'a> Run<'a> {
 
 /// Applies one root's plan and counts what it did.
 fn apply(
-    p: &Plan,
-    trees: &Prepared,
-    cache: &crate::cache::Cache,
+    p: &mut Plan,
+    staged: &mut Prepared,
     mode: install::LinkMode,
     reporter: &dyn Reporter,
     summary: &mut Summary,
 ) -> Result<()> {
-    install::sweep_leftovers(&p.root);
-    let mut jobs: Vec<(&LockedSkill, &Path)> = Vec::new();
-    for s in p.needed() {
-        let (tree, _) = trees
-            .get(&s.checksum)
+    let Plan {
+        root,
+        actions,
+        links_to,
+        stamps,
+    } = p;
+    let mut jobs = Vec::new();
+    let mut from_cache = std::collections::HashSet::new();
+    for a in actions.iter() {
+        let (Action::Install(s) | Action::Replace(s)) = a else {
+            continue;
+        };
+        let tree = staged
+            .remove(&s.name)
             .ok_or_else(|| Error::NotPrepared(s.name.to_string()))?;
-        jobs.push((s, tree.as_path()));
+        if tree.from_cache {
+            from_cache.insert(s.name.clone());
+        }
+        jobs.push((s, tree));
     }
-    install::install_all(&p.root, &jobs, cache)?;
-    // Reported in plan order, after the parallel installs, so the output
-    // is the same on every run.
-    for a in &p.actions {
+    install::install_all(root, jobs, stamps)?;
+    // Reported in plan order, so the output is the same on every run.
+    for a in actions.iter() {
         match a {
             Action::Install(s) | Action::Replace(s) => {
-                let from_cache = trees.get(&s.checksum).is_some_and(|(_, c)| *c);
+                let from_cache = from_cache.contains(&s.name);
                 summary.installed += 1;
                 summary.from_cache += usize::from(from_cache);
                 reporter.report(Event::Installed {
@@ -198,7 +217,8 @@ fn apply(
                 });
             }
             Action::Remove(name) => {
-                if install::remove_one(&p.root, name)? {
+                if install::remove_one(root, name)? {
+                    stamps.remove(name.as_str());
                     summary.removed += 1;
                     reporter.report(Event::Removed {
                         name: name.to_string(),
@@ -208,12 +228,14 @@ fn apply(
             Action::Unchanged(_) => summary.unchanged += 1,
             // Linked roots come after the first, whose trees are in place.
             Action::Link(s) => {
-                if let Some(primary) = &p.links_to {
-                    install::link_one(&p.root, primary, s, mode, cache)?;
+                if let Some(primary) = links_to {
+                    install::link_one(root, primary, s, mode, stamps)?;
                 }
             }
             Action::Unlink(name) => {
-                install::unlink_one(&p.root, name)?;
+                if install::unlink_one(root, name)? {
+                    stamps.remove(name.as_str());
+                }
             }
         }
     }

@@ -1,5 +1,5 @@
-//! `skillpm verify`: compares every installed skill, file by file, with
-//! its verified tree in the cache.
+//! `skillpm verify`: compares every installed skill with the lock's
+//! checksum, and names the files that differ.
 
 use super::Options;
 use crate::engine::config::Environment;
@@ -32,6 +32,7 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
             root: root.display().to_string(),
             problem,
         };
+        let mut stamps = cache.installed_stamps(root);
         for s in &lock.skills {
             let dir = root.join(s.name.as_str());
             let name = s.name.as_str();
@@ -67,7 +68,7 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
                 }
                 Some(m) => m,
             };
-            match m.integrity(&dir, &cache, false) {
+            match m.integrity(&dir, name, &cache, &mut stamps, false) {
                 Integrity::Intact => {}
                 Integrity::Differs(files) => {
                     issues.extend(files.into_iter().map(|p| issue(name, format!("{p}; {REPAIR}"))));
@@ -78,6 +79,7 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
                 )),
             }
         }
+        stamps.save();
         for orphan in install::installed(root) {
             if lock.get(&orphan).is_none() {
                 issues.push(issue(

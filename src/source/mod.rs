@@ -150,6 +150,9 @@ pub enum SourceError {
     },
     #[error(transparent)]
     Cache(#[from] crate::cache::CacheError),
+    /// A package whose contents are not what the lock names.
+    #[error("{0}")]
+    Rejected(String),
     #[error(transparent)]
     Fs(#[from] crate::fs::FsError),
     #[error(transparent)]
