@@ -37,10 +37,10 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> CacheError + '_ {
 /// The versioned bucket names.
 const TARBALLS: &str = "tarballs-v1";
 /// Buckets earlier versions wrote (unpacked trees, one stamp file per
-/// installed skill); `clean` still removes them. Installs now unpack
+/// installed skill, index copies as two files); `clean` still removes them. Installs now unpack
 /// straight from the verified tarball into the project.
-const LEGACY: [&str; 2] = ["trees-v1", "installed-v1"];
-const INDEX: &str = "index-v1";
+const LEGACY: [&str; 3] = ["trees-v1", "installed-v1", "index-v1"];
+const INDEX: &str = "index-v2";
 const GIT: &str = "git-v1";
 /// Stamps of installed trees, one file per install root (see [`Stamps`]).
 const INSTALLED: &str = "installed-v2";

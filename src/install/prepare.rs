@@ -134,8 +134,10 @@ async fn fetch_one(
         name: s.name.to_string(),
         version: s.version.to_string(),
     });
-    let (tarball, versions) =
-        futures_util::join!(sources.fetch(s), sources.registry.versions(url, &s.name));
+    let (tarball, versions) = futures_util::join!(
+        sources.fetch(s),
+        sources.registry.versions_uncached(url, &s.name)
+    );
     let tarball = tarball?;
     if let Ok(vs) = versions {
         if vs.iter().any(|v| v.vers == s.version && v.yanked) {

@@ -256,7 +256,7 @@ pub fn state(f: &Fixture) -> tree::Snapshot {
         f.root(),
         &tree::under(&[
             "cache/skillpm/tarballs-v1",
-            "cache/skillpm/index-v1",
+            "cache/skillpm/index-v2",
             "cache/skillpm/tmp",
             "cache/skillpm/.lock",
         ]),

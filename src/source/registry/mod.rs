@@ -58,25 +58,48 @@ impl RegistrySource {
         url: &str,
         name: &SkillName,
     ) -> Result<Vec<IndexVersion>, SourceError> {
+        self.index_versions(url, name, true).await
+    }
+
+    /// [`Self::versions`] for the yanked-version warning of a locked
+    /// install, which keeps no copy: the next install of that lock reads
+    /// the cached tarball and asks nothing, so a copy would only cost a
+    /// file per package.
+    pub async fn versions_uncached(
+        &self,
+        url: &str,
+        name: &SkillName,
+    ) -> Result<Vec<IndexVersion>, SourceError> {
+        self.index_versions(url, name, false).await
+    }
+
+    async fn index_versions(
+        &self,
+        url: &str,
+        name: &SkillName,
+        keep_copy: bool,
+    ) -> Result<Vec<IndexVersion>, SourceError> {
         let key = (url.to_string(), name.to_string());
         if let Some(v) = self.seen.lock().ok().and_then(|s| s.get(&key).cloned()) {
             return Ok(v);
         }
-        let dir = self.cache.index_dir(url);
-        let body_path = dir.join(format!("{name}.json"));
-        let etag_path = dir.join(format!("{name}.etag"));
-        // The cache is on disk where anything may have changed it.
-        let cached_etag = skillpm_core::bounded::read_to_string(&etag_path, 1024).ok();
-        let cached_body = skillpm_core::bounded::read(&body_path, client::MAX_JSON_BYTES).ok();
-        let etag = cached_body.as_ref().and(cached_etag.as_deref());
+        let path = self.cache.index_dir(url).join(format!("{name}.json"));
+        // The cache is on disk where anything may have changed it; see
+        // `cached_index` for its format.
+        let cached = skillpm_core::bounded::read(&path, client::MAX_JSON_BYTES + 1024)
+            .ok()
+            .and_then(cached_index);
         let client = self.client(url)?;
         let versions = match client
-            .index(name.as_str(), etag)
+            .index(
+                name.as_str(),
+                cached.as_ref().map(|(etag, _)| etag.as_str()),
+            )
             .await
             .map_err(registry_err(format!("reading the index of {name}")))?
         {
             IndexResponse::NotModified => {
-                let body = cached_body.unwrap_or_default();
+                let body = cached.map(|(_, body)| body).unwrap_or_default();
                 serde_json::from_slice::<skillpm_core::protocol::IndexFile>(&body)
                     .map_err(|source| SourceError::CorruptIndex {
                         name: name.to_string(),
@@ -85,16 +108,18 @@ impl RegistrySource {
                     .versions
             }
             IndexResponse::Fresh { index, etag, body } => {
-                // Best effort: a failed or torn cache write only costs a
-                // refetch (the body is parsed before use and the ETag is
-                // dropped first), so no fsync here.
-                let _ = std::fs::remove_file(&etag_path);
-                if std::fs::create_dir_all(&dir).is_ok()
-                    && crate::fs::replace_file(&body_path, &body).is_ok()
-                {
-                    if let Some(e) = etag {
-                        let _ = crate::fs::replace_file(&etag_path, e.as_bytes());
+                // Best effort: a failed cache write only costs a refetch
+                // (the body is parsed before use), so no fsync here. An
+                // index without an ETag cannot be revalidated: not kept.
+                if let Some(e) = etag.filter(|e| keep_copy && !e.contains('\n')) {
+                    let mut text = Vec::with_capacity(e.len() + 1 + body.len());
+                    text.extend_from_slice(e.as_bytes());
+                    text.push(b'\n');
+                    text.extend_from_slice(&body);
+                    if let Some(dir) = path.parent() {
+                        let _ = std::fs::create_dir_all(dir);
                     }
+                    let _ = crate::fs::replace_file(&path, &text);
                 }
                 index.versions
             }
@@ -104,6 +129,15 @@ impl RegistrySource {
         }
         Ok(versions)
     }
+}
+
+/// A cached index copy is its `ETag`, a newline, then the body as served:
+/// one file per package, written whole (temp file + rename), so the tag
+/// always belongs to the body beside it.
+fn cached_index(text: Vec<u8>) -> Option<(String, Vec<u8>)> {
+    let nl = text.iter().position(|&b| b == b'\n')?;
+    let etag = std::str::from_utf8(&text[..nl]).ok()?.to_string();
+    Some((etag, text[nl + 1..].to_vec()))
 }
 
 /// Wraps a client error with what was being done.
