@@ -25,7 +25,7 @@ use crate::cache::Cache;
 use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use crate::project::spec::{GitRef, GitUrl};
-use skillpm_core::archive::{self, Limits};
+use skillpm_core::archive::{self, Limits, UnpackError};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 use std::collections::HashMap;
@@ -74,11 +74,21 @@ fn fetch_repo(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
     if !repo.join("HEAD").is_file() {
         std::fs::create_dir_all(&repo).map_err(crate::fs::fs_err("create", &repo))?;
         let mut c = git_cmd(Some(url));
-        c.args(["init", "--bare", "--quiet", "--"]).arg(&repo);
+        // No template: a cache clone needs no sample hooks or description.
+        c.args(["init", "--bare", "--quiet", "--template=", "--"])
+            .arg(&repo);
         run(c, "init for", url)?;
     }
     let mut c = git_cmd(Some(url));
-    c.arg("--git-dir")
+    // Keep what arrives as one pack (not a loose file per object), and
+    // skip FETCH_HEAD and background maintenance: nothing here reads them,
+    // and each costs files or a process. (Settings a git too old to know
+    // them ignores.)
+    c.args(["-c", "fetch.unpackLimit=1"])
+        .args(["-c", "fetch.writeFetchHEAD=false"])
+        .args(["-c", "maintenance.auto=false"])
+        .args(["-c", "gc.auto=0"])
+        .arg("--git-dir")
         .arg(&repo)
         .args(["fetch", "--quiet", "--force", "--prune", "--no-tags", "--"])
         .arg(url.as_str())
@@ -163,8 +173,13 @@ fn pack_commit(
     let git = || git_cmd(Some(url));
     let tarball = export::tar_gz(shared, git, &repo, url, commit, subpath, limits)?;
     // Judged by the hardened unpacker, but kept in memory: re-packed into
-    // the bytes unpacking to disk and `pack_dir` would give.
-    let tree = archive::unpack_to_memory(&tarball, limits)?;
+    // the bytes unpacking to disk and `pack_dir` would give. The export is
+    // stored uncompressed, so its size is capped as a stream.
+    let stored = Limits {
+        max_compressed: export::stream_cap(limits, limits.max_entries as usize),
+        ..limits.clone()
+    };
+    let tree = archive::unpack_to_memory(&tarball, &stored)?;
     let shown = format!(
         "{}@{}:{}",
         url.redacted(),
@@ -173,6 +188,14 @@ fn pack_commit(
     );
     let (name, version) = super::verify::identify_entries(&tree, &shown)?;
     let bytes = archive::pack_entries(tree)?;
+    let size = bytes.len() as u64;
+    if size > limits.max_compressed {
+        return Err(UnpackError::CompressedTooLarge {
+            size,
+            limit: limits.max_compressed,
+        }
+        .into());
+    }
     Ok(Packed {
         name,
         version,

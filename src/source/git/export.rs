@@ -9,7 +9,8 @@
 //! first (`ls-tree -l`), so the entry count and unpacked size are refused
 //! before a byte of content is read; then the blobs are streamed from
 //! `cat-file --batch`, which knows nothing of attributes, into a tarball
-//! whose compressed size is capped while it is written. The tarball goes
+//! of stored blocks whose size is capped while it is written (the re-packed
+//! tarball is capped at the compressed limit). The tarball goes
 //! through the same hardened unpacker as a registry download, which stays
 //! the one place that judges entry paths and types.
 
@@ -154,8 +155,21 @@ impl Shared {
     }
 }
 
+/// How large the stored (uncompressed) tar stream of a tree of `entries`
+/// may grow: the unpacked cap plus room for headers, padding and long
+/// names. The tarball that leaves this module is re-packed and capped at
+/// `max_compressed` where it is unpacked.
+pub(super) fn stream_cap(limits: &Limits, entries: usize) -> u64 {
+    let per_entry = 2048u64.saturating_add(limits.max_path_len as u64);
+    limits
+        .max_unpacked
+        .saturating_add((entries as u64).saturating_add(4).saturating_mul(per_entry))
+}
+
 /// The tree at `sub` (the root when `None`) of `commit` in the bare clone
-/// at `repo`, as a `.tar.gz` within `limits`.
+/// at `repo`, as a `.tar.gz` of stored (uncompressed) blocks within
+/// [`stream_cap`]: it only lives until it is checked and re-packed, so
+/// compressing it would be wasted work.
 pub(super) fn tar_gz(
     shared: &Shared,
     git: impl Fn() -> Command,
@@ -189,8 +203,9 @@ pub(super) fn tar_gz(
         .into());
     }
 
+    let cap = stream_cap(limits, entries.len());
     shared.with_batch(&git, repo, url, |batch| {
-        let mut out = TarGz::new(limits.max_compressed);
+        let mut out = TarGz::new(cap);
         let written = (|| {
             for e in &entries {
                 match e.kind {
@@ -217,8 +232,8 @@ pub(super) fn tar_gz(
             Ok(bytes) => Ok(bytes),
             // The caller drops the batch on any error, which stops git.
             Err(_) if out.tripped() => Err(batch.proc.error(format!(
-                "the tree packs to more than {} bytes compressed (limit)",
-                limits.max_compressed
+                "the tree is larger than {} bytes as a tar stream (limit)",
+                cap
             ))),
             Err(e) => Err(batch.proc.error(e.to_string())),
         }
@@ -434,7 +449,7 @@ impl TarGz {
                     cap,
                     tripped: false,
                 },
-                flate2::Compression::fast(),
+                flate2::Compression::none(),
             ),
         }
     }
