@@ -63,6 +63,8 @@ pub(super) struct Unpacker<'a> {
     /// Lower-cased path → (path as written, what it is).
     seen: HashMap<String, (String, Seen)>,
     stats: UnpackStats,
+    /// The copy buffer, reused across files.
+    buf: Vec<u8>,
 }
 
 fn forbidden_kind(t: EntryType) -> EntryKind {
@@ -86,6 +88,7 @@ impl<'a> Unpacker<'a> {
             limits,
             seen: HashMap::new(),
             stats: UnpackStats::default(),
+            buf: Vec::new(),
         }
     }
 
@@ -282,21 +285,28 @@ impl<'a> Unpacker<'a> {
         // Never trust the header size alone: read at most one byte past the
         // remaining budget.
         let mut limited = contents.take(remaining.saturating_add(1));
-        let mut buf = vec![0u8; 64 * 1024];
+        // One buffer per unpack, not one per file: zeroing 64 KiB for
+        // every small file was measurable.
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.resize(64 * 1024, 0);
         let mut written: u64 = 0;
-        loop {
+        let result = loop {
             let n = match limited.read(&mut buf) {
-                Ok(0) => break,
+                Ok(0) => break Ok(()),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(UnpackError::Corrupt(e)),
+                Err(e) => break Err(UnpackError::Corrupt(e)),
             };
             written = written.saturating_add(n as u64);
             if written > remaining {
-                return Err(UnpackError::UnpackedTooLarge { limit });
+                break Err(UnpackError::UnpackedTooLarge { limit });
             }
-            file.write_all(&buf[..n]).map_err(self.io_err(rel))?;
-        }
+            if let Err(e) = file.write_all(&buf[..n]) {
+                break Err(self.io_err(rel)(e));
+            }
+        };
+        self.buf = buf;
+        result?;
         set_file_mode(&file, mode).map_err(self.io_err(rel))?;
         self.stats.bytes += written;
         self.stats.files += 1;
