@@ -92,6 +92,13 @@ fn add_fetches_each_repository_once() {
     }
 }
 
+/// Only fetches ran `git`: no listing, object reader or rev-parse.
+fn assert_reads_in_process(log: &Path) {
+    for cmd in ["ls-tree", "cat-file", "rev-parse", "archive"] {
+        assert_eq!(calls(log, cmd), 0, "git {cmd} ran");
+    }
+}
+
 /// How many logged git calls ran the subcommand `cmd`.
 fn calls(log: &Path, cmd: &str) -> usize {
     std::fs::read_to_string(log)
@@ -101,12 +108,13 @@ fn calls(log: &Path, cmd: &str) -> usize {
         .count()
 }
 
-/// All skills of one commit share one listing and one `cat-file --batch`,
-/// in `add --all` and in a restore from the lock; and each skill's lock
-/// checksum is still the deterministic pack of its directory (what
-/// exporting every skill on its own produced, so existing locks verify).
+/// No git process is started to read the clone: refs, trees and blobs are
+/// read in skillpm, in `add --all` and in a restore from the lock; and each
+/// skill's lock checksum is still the deterministic pack of its directory
+/// (what exporting every skill through `git` produced, so existing locks
+/// verify).
 #[test]
-fn skills_of_one_commit_share_one_listing_and_one_object_reader() {
+fn skills_of_one_commit_are_read_without_git_processes() {
     let f = Fixture::new();
     let log = f.root().join("git.log");
     logging_git(&f, &log);
@@ -124,12 +132,7 @@ fn skills_of_one_commit_share_one_listing_and_one_object_reader() {
     common::commit_all(&repo);
     f.ok(&["init"]);
     f.ok(&["add", &format!("git+file://{}", repo.display()), "--all"]);
-    assert_eq!(calls(&log, "ls-tree"), 1, "one listing for the commit");
-    assert_eq!(
-        calls(&log, "cat-file"),
-        1,
-        "one object reader for the commit"
-    );
+    assert_reads_in_process(&log);
 
     let lock_text = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
     let lock: toml::Value = toml::from_str(&lock_text).unwrap();
@@ -160,12 +163,7 @@ fn skills_of_one_commit_share_one_listing_and_one_object_reader() {
     std::fs::remove_file(&log).unwrap();
     f.ok(&["-C", fresh.to_str().unwrap(), "install", "--frozen"]);
     assert_eq!(fetches(&log), 0, "the locked commit is in the cache");
-    assert_eq!(calls(&log, "ls-tree"), 1, "one listing for the commit");
-    assert_eq!(
-        calls(&log, "cat-file"),
-        1,
-        "one object reader for the commit"
-    );
+    assert_reads_in_process(&log);
     for n in names {
         let run = fresh.join(".agents/skills").join(n).join("scripts/run.sh");
         assert!(run.is_file(), "{n}");

@@ -18,6 +18,8 @@
 //! cap ([`process`]).
 
 mod export;
+mod fetch;
+mod objects;
 mod process;
 
 use super::{Request, Resolution, Source, SourceError};
@@ -68,15 +70,27 @@ fn run(c: Command, what: &'static str, url: &GitUrl) -> Result<Vec<u8>, SourceEr
     process::run(c, what, url, MAX_GIT_OUTPUT)
 }
 
-/// Makes sure the bare clone of `url` exists and is up to date.
+/// Makes sure the bare clone of `url` exists and is up to date: in this
+/// process when [`fetch::handles`] the URL, else (or when that fails, so
+/// git's credential helpers and proxy settings still get their chance)
+/// through `git`.
 fn fetch_repo(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
     let repo = cache.git_dir(url.redacted().as_str());
+    if fetch::handles(url) && fetch::fetch(&repo, url).is_ok() {
+        return Ok(repo);
+    }
+    git_fetch(&repo, url)?;
+    Ok(repo)
+}
+
+/// [`fetch_repo`] through the `git` command.
+fn git_fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
     if !repo.join("HEAD").is_file() {
-        std::fs::create_dir_all(&repo).map_err(crate::fs::fs_err("create", &repo))?;
+        std::fs::create_dir_all(repo).map_err(crate::fs::fs_err("create", repo))?;
         let mut c = git_cmd(Some(url));
         // No template: a cache clone needs no sample hooks or description.
         c.args(["init", "--bare", "--quiet", "--template=", "--"])
-            .arg(&repo);
+            .arg(repo);
         run(c, "init for", url)?;
     }
     let mut c = git_cmd(Some(url));
@@ -89,16 +103,12 @@ fn fetch_repo(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
         .args(["-c", "maintenance.auto=false"])
         .args(["-c", "gc.auto=0"])
         .arg("--git-dir")
-        .arg(&repo)
+        .arg(repo)
         .args(["fetch", "--quiet", "--force", "--prune", "--no-tags", "--"])
         .arg(url.as_str())
-        .args([
-            "+refs/heads/*:refs/heads/*",
-            "+refs/tags/*:refs/tags/*",
-            "+HEAD:refs/skillpm/HEAD",
-        ]);
+        .args(fetch::REFSPECS);
     run(c, "fetch from", url)?;
-    Ok(repo)
+    Ok(())
 }
 
 /// Resolves `r` to a full commit id in the bare clone.
@@ -114,6 +124,14 @@ fn resolve_ref(repo: &Path, url: &GitUrl, r: Option<&GitRef>) -> Result<String, 
             x.clone(),
         ],
     };
+    // In this process first; `git rev-parse` only for what that does not
+    // read (`HEAD~2` and other revision syntax).
+    if let Ok(r) = objects::open(repo, url) {
+        let r = r.to_thread_local();
+        if let Some(c) = candidates.iter().find_map(|c| objects::commit_of(&r, c)) {
+            return Ok(c);
+        }
+    }
     for cand in &candidates {
         if let Some(c) = rev_parse(repo, url, cand)? {
             return Ok(c);
@@ -147,7 +165,9 @@ fn rev_parse(repo: &Path, url: &GitUrl, rev: &str) -> Result<Option<String>, Sou
 /// Whether the bare clone already holds `commit` (so `--frozen` can work).
 fn has_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
     let repo = cache.git_dir(url.redacted().as_str());
-    repo.join("HEAD").is_file() && rev_parse(&repo, url, commit).ok().flatten().is_some()
+    repo.join("HEAD").is_file()
+        && objects::open(&repo, url)
+            .is_ok_and(|r| objects::tree_of(&r.to_thread_local(), commit).is_some())
 }
 
 /// A skill packed from a commit: what it says it is, and its tarball.
@@ -162,16 +182,13 @@ struct Packed {
 /// Exports `subpath` of `commit` (through the commit's shared listing and
 /// object reader) and packs it.
 fn pack_commit(
-    cache: &Cache,
     shared: &export::Shared,
     url: &GitUrl,
     commit: &str,
     subpath: Option<&str>,
     limits: &Limits,
 ) -> Result<Packed, SourceError> {
-    let repo = cache.git_dir(url.redacted().as_str());
-    let git = || git_cmd(Some(url));
-    let tarball = export::tar_gz(shared, git, &repo, url, commit, subpath, limits)?;
+    let tarball = export::tar_gz(shared, url, subpath, limits)?;
     // Judged by the hardened unpacker, but kept in memory: re-packed into
     // the bytes unpacking to disk and `pack_dir` would give. The export is
     // stored uncompressed, so its size is capped as a stream.
@@ -391,14 +408,8 @@ impl GitSource {
             let (u, c) = (url.clone(), commit.to_string());
             self.blocking(move |cache| {
                 let repo = cache.git_dir(u.redacted().as_str());
-                let git = || git_cmd(Some(&u));
-                Ok(Arc::new(export::Shared::new(
-                    &git,
-                    &repo,
-                    &u,
-                    &c,
-                    &listing_limits(),
-                )))
+                let shared = export::Shared::new(&repo, &u, &c, &listing_limits())?;
+                Ok(Arc::new(shared))
             })
         })
         .await
@@ -421,10 +432,8 @@ impl GitSource {
                 subpath.map(str::to_string),
                 self.limits.clone(),
             );
-            self.blocking(move |cache| {
-                pack_commit(cache, &shared, &url, &commit, sub.as_deref(), &limits)
-            })
-            .await
+            self.blocking(move |_| pack_commit(&shared, &url, &commit, sub.as_deref(), &limits))
+                .await
         })
         .await
         .cloned()
@@ -445,14 +454,10 @@ impl GitSource {
         let commit = self.commit_of(url, reference).await?;
         let shared = self.shared(url, &commit).await?;
         let u = url.clone();
-        self.blocking(move |cache| {
-            let repo = cache.git_dir(u.redacted().as_str());
+        self.blocking(move |_| {
             let files = export::skill_files(
                 &shared,
-                || git_cmd(Some(&u)),
-                &repo,
                 &u,
-                &commit,
                 &listing_limits(),
                 skillpm_core::skill::MAX_SKILL_MD_BYTES,
             )?;

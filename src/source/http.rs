@@ -22,16 +22,30 @@ pub fn timeout() -> Duration {
         .unwrap_or(TIMEOUT)
 }
 
+/// The shared timeouts and user agent, applied to either kind of reqwest
+/// builder (the async one here, the blocking one gitoxide drives).
+macro_rules! configure {
+    ($builder:expr) => {{
+        use_ring();
+        let t = timeout();
+        $builder
+            .connect_timeout(t)
+            .timeout(t * TOTAL_FACTOR)
+            .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+    }};
+}
+
 /// A client builder with the shared timeouts and user agent; callers add
 /// their redirect policy.
 pub fn builder() -> reqwest::ClientBuilder {
-    use_ring();
-    let t = timeout();
-    reqwest::Client::builder()
-        .connect_timeout(t)
-        .read_timeout(t)
-        .timeout(t * TOTAL_FACTOR)
-        .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+    configure!(reqwest::Client::builder()).read_timeout(timeout())
+}
+
+/// The same settings for the blocking client of the in-process git fetch
+/// (which sets its own redirect policy: git's). It has no per-read
+/// timeout; the whole-request one bounds a trickling server.
+pub fn blocking(builder: reqwest::blocking::ClientBuilder) -> reqwest::blocking::ClientBuilder {
+    configure!(builder)
 }
 
 /// Makes `ring` the process's rustls provider before the first client is

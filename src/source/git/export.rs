@@ -14,28 +14,22 @@
 //! through the same hardened unpacker as a registry download, which stays
 //! the one place that judges entry paths and types.
 
-use super::process::Git;
+use super::objects;
 use super::SourceError;
 use crate::project::spec::GitUrl;
 use flate2::write::GzEncoder;
+use gix::ObjectId;
 use skillpm_core::archive::{Limits, UnpackError};
-use std::borrow::Cow;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
-use std::process::{ChildStdin, ChildStdout, Command};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use tar::{EntryType, Header};
-
-/// Longest `ls-tree` record beyond its path: mode, type, object id, size.
-const RECORD_OVERHEAD: u64 = 160;
 
 /// One entry of the listed tree.
 #[derive(Clone)]
 struct Entry {
     mode: u32,
     kind: Kind,
-    oid: String,
+    oid: ObjectId,
     size: u64,
     path: Vec<u8>,
 }
@@ -48,75 +42,42 @@ enum Kind {
     Dir,
 }
 
-/// What every skill of one commit shares during a run: the commit listed
-/// once (`ls-tree -r -t -l` of the whole tree), and one long-lived
-/// `cat-file --batch` that answers each blob on request. Without it each
-/// skill of a 100-skill repository would start its own two git processes.
+/// What every skill of one commit shares during a run: the clone opened
+/// once, and the commit's whole tree listed once. Without it each skill of
+/// a 100-skill repository would list and open everything again.
 pub(super) struct Shared {
-    /// The whole commit; `None` when it passes the listing limits (or git
-    /// failed), so each skill lists its own tree as before.
+    repo: gix::ThreadSafeRepository,
+    commit: String,
+    /// The commit's root tree.
+    root: ObjectId,
+    /// The whole commit; `None` when it passes the listing limits, so each
+    /// skill lists its own tree (and reports why that fails, if it does).
     entries: Option<Vec<Entry>>,
-    /// Started on first use; dropped (which stops git) after any error,
-    /// since its output may then be out of step with the requests.
-    batch: Mutex<Option<Batch>>,
-}
-
-/// Most `cat-file --batch` processes kept between requests, over all
-/// commits: a restore touching many repositories would otherwise keep one
-/// per commit running until the run ends.
-const MAX_KEPT_BATCHES: usize = 16;
-static KEPT_BATCHES: AtomicUsize = AtomicUsize::new(0);
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        let guard = self.batch.get_mut().unwrap_or_else(|p| p.into_inner());
-        if guard.take().is_some() {
-            KEPT_BATCHES.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
 }
 
 impl Shared {
     pub(super) fn new(
-        git: &impl Fn() -> Command,
-        repo: &Path,
+        dir: &Path,
         url: &GitUrl,
         commit: &str,
         limits: &Limits,
-    ) -> Self {
-        Shared {
-            entries: list(git, repo, url, commit, limits).ok(),
-            batch: Mutex::new(None),
-        }
-    }
-
-    /// Runs `f` on the commit's `cat-file --batch`, one caller at a time.
-    fn with_batch<T>(
-        &self,
-        git: &impl Fn() -> Command,
-        repo: &Path,
-        url: &GitUrl,
-        f: impl FnOnce(&mut Batch) -> Result<T, SourceError>,
-    ) -> Result<T, SourceError> {
-        let mut guard = self.batch.lock().unwrap_or_else(|p| p.into_inner());
-        let mut batch = match guard.take() {
-            Some(b) => {
-                KEPT_BATCHES.fetch_sub(1, Ordering::SeqCst);
-                b
-            }
-            None => Batch::start(git, repo, url)?,
-        };
-        let r = f(&mut batch);
-        if r.is_ok() {
-            if KEPT_BATCHES.fetch_add(1, Ordering::SeqCst) < MAX_KEPT_BATCHES {
-                *guard = Some(batch);
-            } else {
-                // Too many kept already: this one stops, and the commit's
-                // next skill starts its own.
-                KEPT_BATCHES.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
-        r
+    ) -> Result<Self, SourceError> {
+        let repo = objects::open(dir, url)?;
+        let r = repo.to_thread_local();
+        let root = objects::tree_of(&r, commit).ok_or_else(|| {
+            objects::error(
+                "reading",
+                url,
+                format!("commit {commit} is not in the clone"),
+            )
+        })?;
+        let entries = list(&r, root, url, limits).ok();
+        Ok(Shared {
+            repo,
+            commit: commit.to_string(),
+            root,
+            entries,
+        })
     }
 
     /// The entries below `sub` (paths made relative to it), if the shared
@@ -125,9 +86,6 @@ impl Shared {
     /// so any refusal reads exactly as it always has.
     fn subtree(&self, sub: Option<&str>, limits: &Limits) -> Option<Vec<Entry>> {
         let all = self.entries.as_ref()?;
-        let sub = sub
-            .map(|p| p.trim_end_matches('/'))
-            .filter(|p| !p.is_empty() && *p != ".");
         let picked: Vec<Entry> = match sub {
             None => all.clone(),
             Some(dir) => {
@@ -153,6 +111,44 @@ impl Shared {
             && picked.iter().all(|e| e.path.len() <= limits.max_path_len);
         within.then_some(picked)
     }
+
+    /// Lists `sub` (the root when `None`) on its own, within `limits`.
+    fn list_sub(
+        &self,
+        repo: &gix::Repository,
+        url: &GitUrl,
+        sub: Option<&str>,
+        limits: &Limits,
+    ) -> Result<Vec<Entry>, SourceError> {
+        let tree = match sub {
+            None => self.root,
+            Some(dir) => {
+                let entry = repo
+                    .find_tree(self.root)
+                    .ok()
+                    .and_then(|t| t.lookup_entry_by_path(dir).ok().flatten())
+                    .filter(|e| e.mode().is_tree());
+                let Some(entry) = entry else {
+                    return Err(objects::error(
+                        "listing of",
+                        url,
+                        format!(
+                            "there is no directory `{dir}` at commit {}",
+                            &self.commit[..12.min(self.commit.len())]
+                        ),
+                    ));
+                };
+                entry.object_id()
+            }
+        };
+        list(repo, tree, url, limits)
+    }
+}
+
+/// The path below the commit root `sub` names; `None` for the root.
+fn normalized(sub: Option<&str>) -> Option<&str> {
+    sub.map(|p| p.trim_end_matches('/'))
+        .filter(|p| !p.is_empty() && *p != ".")
 }
 
 /// How large the stored (uncompressed) tar stream of a tree of `entries`
@@ -166,30 +162,21 @@ pub(super) fn stream_cap(limits: &Limits, entries: usize) -> u64 {
         .saturating_add((entries as u64).saturating_add(4).saturating_mul(per_entry))
 }
 
-/// The tree at `sub` (the root when `None`) of `commit` in the bare clone
-/// at `repo`, as a `.tar.gz` of stored (uncompressed) blocks within
-/// [`stream_cap`]: it only lives until it is checked and re-packed, so
-/// compressing it would be wasted work.
+/// The tree at `sub` (the root when `None`) of the shared commit, as a
+/// `.tar.gz` of stored (uncompressed) blocks within [`stream_cap`]: it
+/// only lives until it is checked and re-packed, so compressing it would
+/// be wasted work.
 pub(super) fn tar_gz(
     shared: &Shared,
-    git: impl Fn() -> Command,
-    repo: &Path,
     url: &GitUrl,
-    commit: &str,
     sub: Option<&str>,
     limits: &Limits,
 ) -> Result<Vec<u8>, SourceError> {
+    let sub = normalized(sub);
+    let repo = shared.repo.to_thread_local();
     let entries = match shared.subtree(sub, limits) {
         Some(entries) => entries,
-        None => {
-            let treeish = match sub {
-                Some(p) if !p.is_empty() && p != "." => {
-                    format!("{commit}:{}", p.trim_end_matches('/'))
-                }
-                _ => commit.to_string(),
-            };
-            list(&git, repo, url, &treeish, limits)?
-        }
+        None => shared.list_sub(&repo, url, sub, limits)?,
     };
     let total: u64 = entries
         .iter()
@@ -204,39 +191,35 @@ pub(super) fn tar_gz(
     }
 
     let cap = stream_cap(limits, entries.len());
-    shared.with_batch(&git, repo, url, |batch| {
-        let mut out = TarGz::new(cap);
-        let written = (|| {
-            for e in &entries {
-                match e.kind {
-                    Kind::Dir => {
-                        let mut p = e.path.clone();
-                        p.push(b'/');
-                        out.entry(&p, EntryType::Directory, 0o755, 0, &mut io::empty())?;
-                    }
-                    // Listed so the unpacker refuses it like any symlink.
-                    Kind::Blob if is_symlink(e.mode) => {
-                        out.entry(&e.path, EntryType::Symlink, 0o777, 0, &mut io::empty())?
-                    }
-                    Kind::Blob => {
-                        let mode = if e.mode & 0o111 != 0 { 0o755 } else { 0o644 };
-                        batch.blob(e, |body| {
-                            out.entry(&e.path, EntryType::Regular, mode, e.size, body)
-                        })?;
-                    }
+    let mut out = TarGz::new(cap);
+    let written = (|| {
+        for e in &entries {
+            match e.kind {
+                Kind::Dir => {
+                    let mut p = e.path.clone();
+                    p.push(b'/');
+                    out.entry(&p, EntryType::Directory, 0o755, 0, &mut io::empty())?;
+                }
+                // Listed so the unpacker refuses it like any symlink.
+                Kind::Blob if is_symlink(e.mode) => {
+                    out.entry(&e.path, EntryType::Symlink, 0o777, 0, &mut io::empty())?
+                }
+                Kind::Blob => {
+                    let mode = if e.mode & 0o111 != 0 { 0o755 } else { 0o644 };
+                    let body = blob(&repo, e)?;
+                    out.entry(&e.path, EntryType::Regular, mode, e.size, &mut &body[..])?;
                 }
             }
-            out.finish()
-        })();
-        match written {
-            Ok(bytes) => Ok(bytes),
-            // The caller drops the batch on any error, which stops git.
-            Err(_) if out.tripped() => Err(batch.proc.error(format!(
-                "the tree is larger than {} bytes as a tar stream (limit)",
-                cap
-            ))),
-            Err(e) => Err(batch.proc.error(e.to_string())),
         }
+        out.finish()
+    })();
+    written.map_err(|e| {
+        let detail = if out.tripped() {
+            format!("the tree is larger than {cap} bytes as a tar stream (limit)")
+        } else {
+            e.to_string()
+        };
+        objects::error("reading objects of", url, detail)
     })
 }
 
@@ -246,21 +229,15 @@ pub(super) fn tar_gz(
 /// list within the listing limits is refused with the listing's error.
 pub(super) fn skill_files(
     shared: &Shared,
-    git: impl Fn() -> Command,
-    repo: &Path,
     url: &GitUrl,
-    commit: &str,
     limits: &Limits,
     max_file: u64,
 ) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
+    let repo = shared.repo.to_thread_local();
     let Some(entries) = shared.entries.as_ref() else {
         // Listed again only to report why it failed.
-        list(&git, repo, url, commit, limits)?;
-        return Err(SourceError::Git {
-            what: "listing of",
-            url: url.redacted(),
-            detail: "the listing failed".into(),
-        });
+        shared.list_sub(&repo, url, None, limits)?;
+        return Err(objects::error("listing of", url, "the listing failed"));
     };
     let mut wanted: Vec<(String, &Entry)> = entries
         .iter()
@@ -276,152 +253,23 @@ pub(super) fn skill_files(
     wanted.sort_by(|a, b| a.0.cmp(&b.0));
     // `SKILL.md` wins over `skill.md` in the same directory.
     wanted.dedup_by(|b, a| a.0 == b.0);
-    shared.with_batch(&git, repo, url, |batch| {
-        let mut out = Vec::with_capacity(wanted.len());
-        for (dir, e) in &wanted {
-            let body = batch
-                .blob(e, |body| {
-                    let mut buf = Vec::with_capacity(e.size as usize);
-                    body.read_to_end(&mut buf)?;
-                    Ok(buf)
-                })
-                .map_err(|err| batch.proc.error(err.to_string()))?;
-            out.push((dir.clone(), body));
-        }
-        Ok(out)
-    })
-}
-
-/// A `cat-file --batch` kept running for a run: one request, one answer
-/// at a time, each answer read no further than the size the tree lists
-/// for it (so what git may print stays capped by the listing).
-struct Batch {
-    proc: Git<'static>,
-    stdin: ChildStdin,
-    out: BufReader<ChildStdout>,
-}
-
-impl Batch {
-    fn start(git: &impl Fn() -> Command, repo: &Path, url: &GitUrl) -> Result<Self, SourceError> {
-        let mut c = git();
-        c.arg("--git-dir").arg(repo).args(["cat-file", "--batch"]);
-        let mut proc = Git::spawn(c, true, "reading objects of", Cow::Owned(url.clone()))?;
-        let stdin = proc.stdin().ok_or_else(|| proc.error("no input"))?;
-        let out = proc.stdout().ok_or_else(|| proc.error("no output"))?;
-        Ok(Batch {
-            proc,
-            stdin,
-            out: BufReader::new(out),
+    wanted
+        .into_iter()
+        .map(|(dir, e)| {
+            let body =
+                blob(&repo, e).map_err(|err| objects::error("reading objects of", url, err))?;
+            Ok((dir, body))
         })
-    }
-
-    /// Asks for the blob `e` and hands its body, capped at the listed
-    /// size, to `read`, which must consume all of it.
-    fn blob<T>(
-        &mut self,
-        e: &Entry,
-        read: impl FnOnce(&mut dyn Read) -> io::Result<T>,
-    ) -> io::Result<T> {
-        self.stdin.write_all(format!("{}\n", e.oid).as_bytes())?;
-        object_header(&mut self.out, e)?;
-        let mut body = (&mut self.out).take(e.size);
-        let got = read(&mut body)?;
-        let mut nl = [0u8; 1];
-        if body.limit() != 0 || self.out.read_exact(&mut nl).is_err() || nl != *b"\n" {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("object {} was not sent as listed", e.oid),
-            ));
-        }
-        Ok(got)
-    }
+        .collect()
 }
 
-fn is_symlink(mode: u32) -> bool {
-    mode & 0o170000 == 0o120000
-}
-
-/// Lists `treeish` recursively with blob sizes, stopping as soon as the
-/// entry count or a path passes its limit.
-fn list(
-    git: &impl Fn() -> Command,
-    repo: &Path,
-    url: &GitUrl,
-    treeish: &str,
-    limits: &Limits,
-) -> Result<Vec<Entry>, SourceError> {
-    let mut c = git();
-    c.arg("--git-dir")
-        .arg(repo)
-        .args(["ls-tree", "-r", "-t", "-l", "-z", "--end-of-options"])
-        .arg(treeish);
-    let mut proc = Git::spawn(c, false, "listing of", Cow::Borrowed(url))?;
-    let stdout = proc.stdout().ok_or_else(|| proc.error("no output"))?;
-    let mut reader = BufReader::new(stdout);
-    let record_cap = limits.max_path_len as u64 + RECORD_OVERHEAD;
-    let mut entries = Vec::new();
-    let mut rec = Vec::new();
-    loop {
-        rec.clear();
-        (&mut reader)
-            .take(record_cap)
-            .read_until(0, &mut rec)
-            .map_err(|e| proc.error(format!("cannot read its output: {e}")))?;
-        if rec.is_empty() {
-            break;
-        }
-        if rec.pop() != Some(0) {
-            return Err(proc.error(format!(
-                "an entry is longer than {} bytes (path limit {})",
-                record_cap, limits.max_path_len
-            )));
-        }
-        if entries.len() as u64 >= limits.max_entries {
-            return Err(UnpackError::TooManyEntries {
-                limit: limits.max_entries,
-            }
-            .into());
-        }
-        let entry = parse(&rec).ok_or_else(|| proc.error("unexpected ls-tree output"))?;
-        entries.push(entry);
-    }
-    drop(reader);
-    proc.finish()?;
-    Ok(entries)
-}
-
-/// `<mode> SP <type> SP <object> SP+ <size|-> TAB <path>`.
-fn parse(rec: &[u8]) -> Option<Entry> {
-    let tab = rec.iter().position(|&b| b == b'\t')?;
-    let meta = std::str::from_utf8(&rec[..tab]).ok()?;
-    let mut f = meta.split_ascii_whitespace();
-    let (mode, kind, oid, size) = (f.next()?, f.next()?, f.next()?, f.next()?);
-    let kind = match kind {
-        "blob" => Kind::Blob,
-        "tree" | "commit" => Kind::Dir,
-        _ => return None,
-    };
-    Some(Entry {
-        mode: u32::from_str_radix(mode, 8).ok()?,
-        size: if kind == Kind::Blob {
-            size.parse().ok()?
-        } else {
-            0
-        },
-        kind,
-        oid: oid.to_string(),
-        path: rec[tab + 1..].to_vec(),
-    })
-}
-
-/// Reads `<object> blob <size>` and checks it announces what was listed.
-fn object_header(r: &mut impl BufRead, e: &Entry) -> io::Result<()> {
-    let mut line = Vec::new();
-    r.by_ref()
-        .take(RECORD_OVERHEAD)
-        .read_until(b'\n', &mut line)?;
-    let expected = format!("{} blob {}\n", e.oid, e.size);
-    if line != expected.as_bytes() {
+/// The body of the blob `e`, which must be the size the tree listed for
+/// it (sizes are summed against the caps before any body is read).
+fn blob(repo: &gix::Repository, e: &Entry) -> io::Result<Vec<u8>> {
+    let obj = repo
+        .find_object(e.oid)
+        .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err.to_string()))?;
+    if obj.kind != gix::object::Kind::Blob || obj.data.len() as u64 != e.size {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!(
@@ -430,7 +278,101 @@ fn object_header(r: &mut impl BufRead, e: &Entry) -> io::Result<()> {
             ),
         ));
     }
-    Ok(())
+    Ok(obj.detach().data)
+}
+
+fn is_symlink(mode: u32) -> bool {
+    mode & 0o170000 == 0o120000
+}
+
+/// Lists the tree `root` recursively, parents before their contents, with
+/// blob sizes read from the object headers; stops as soon as the entry
+/// count or a path passes its limit, and never decodes a tree object
+/// larger than the unpacked limit.
+fn list(
+    repo: &gix::Repository,
+    root: ObjectId,
+    url: &GitUrl,
+    limits: &Limits,
+) -> Result<Vec<Entry>, SourceError> {
+    let mut entries = Vec::new();
+    let mut stack = vec![(Vec::new(), children(repo, root, url, limits)?.into_iter())];
+    while let Some((prefix, iter)) = stack.last_mut() {
+        let Some((mode, name, oid)) = iter.next() else {
+            stack.pop();
+            continue;
+        };
+        let mut path = prefix.clone();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(&name);
+        if entries.len() as u64 >= limits.max_entries {
+            return Err(UnpackError::TooManyEntries {
+                limit: limits.max_entries,
+            }
+            .into());
+        }
+        if path.len() > limits.max_path_len {
+            return Err(UnpackError::PathTooLong {
+                path: String::from_utf8_lossy(&path[..path.len().min(64)]).into_owned() + "...",
+                len: path.len(),
+                limit: limits.max_path_len,
+            }
+            .into());
+        }
+        let (kind, size) = if mode.is_tree() || mode.is_commit() {
+            (Kind::Dir, 0)
+        } else {
+            let size = repo
+                .find_header(oid)
+                .map_err(|e| objects::error("listing of", url, e))?
+                .size();
+            (Kind::Blob, size)
+        };
+        if mode.is_tree() {
+            let below = children(repo, oid, url, limits)?;
+            stack.push((path.clone(), below.into_iter()));
+        }
+        entries.push(Entry {
+            mode: u32::from(mode.value()),
+            kind,
+            oid,
+            size,
+            path,
+        });
+    }
+    Ok(entries)
+}
+
+/// The entries of one tree object: (mode, name, id).
+fn children(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    url: &GitUrl,
+    limits: &Limits,
+) -> Result<Vec<(gix::object::tree::EntryMode, Vec<u8>, ObjectId)>, SourceError> {
+    let size = repo
+        .find_header(tree)
+        .map_err(|e| objects::error("listing of", url, e))?
+        .size();
+    if size > limits.max_unpacked {
+        return Err(UnpackError::UnpackedTooLarge {
+            limit: limits.max_unpacked,
+        }
+        .into());
+    }
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| objects::error("listing of", url, e))?;
+    let decoded = tree
+        .decode()
+        .map_err(|e| objects::error("listing of", url, e))?;
+    Ok(decoded
+        .entries
+        .iter()
+        .map(|e| (e.mode, e.filename.to_vec(), e.oid.to_owned()))
+        .collect())
 }
 
 /// A tarball written entry by entry into a gzip stream whose compressed
@@ -525,23 +467,5 @@ impl Write for CappedVec {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_ls_tree_records() {
-        let e = parse(b"100755 blob 0123abcd     42\tscripts/run.sh").unwrap();
-        assert_eq!((e.mode, e.size, e.oid.as_str()), (0o100755, 42, "0123abcd"));
-        assert_eq!(e.path, b"scripts/run.sh");
-        let d = parse(b"040000 tree 0123abcd       -\tscripts").unwrap();
-        assert!(d.kind == Kind::Dir);
-        let s = parse(b"160000 commit 0123abcd       -\tsub").unwrap();
-        assert!(s.kind == Kind::Dir);
-        assert!(parse(b"100644 blob x nosize").is_none());
-        assert!(parse(b"100644 tag x 1\tp").is_none());
     }
 }

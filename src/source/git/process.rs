@@ -6,9 +6,8 @@
 
 use super::SourceError;
 use crate::project::spec::GitUrl;
-use std::borrow::Cow;
 use std::io::Read;
-use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdout, Command, Stdio};
 use std::thread::JoinHandle;
 
 /// How much of git's stderr is kept: enough for its last message.
@@ -19,22 +18,17 @@ pub(super) struct Git<'a> {
     child: std::process::Child,
     stderr: Option<JoinHandle<Vec<u8>>>,
     what: &'static str,
-    /// Borrowed for a one-shot command; owned by one kept for a whole run.
-    url: Cow<'a, GitUrl>,
+    url: &'a GitUrl,
 }
 
 impl<'a> Git<'a> {
-    /// Starts `c` with stdout (and, with `stdin`, stdin) piped.
+    /// Starts `c` with stdout and stderr piped.
     pub(super) fn spawn(
         mut c: Command,
-        stdin: bool,
         what: &'static str,
-        url: Cow<'a, GitUrl>,
+        url: &'a GitUrl,
     ) -> Result<Self, SourceError> {
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        if stdin {
-            c.stdin(Stdio::piped());
-        }
         let mut child = c.spawn().map_err(SourceError::GitMissing)?;
         let stderr = child.stderr.take().map(|mut e| {
             std::thread::spawn(move || {
@@ -62,10 +56,6 @@ impl<'a> Git<'a> {
 
     pub(super) fn stdout(&mut self) -> Option<ChildStdout> {
         self.child.stdout.take()
-    }
-
-    pub(super) fn stdin(&mut self) -> Option<ChildStdin> {
-        self.child.stdin.take()
     }
 
     /// An error about this command, with credentials masked.
@@ -122,7 +112,7 @@ pub(super) fn run(
     url: &GitUrl,
     cap: u64,
 ) -> Result<Vec<u8>, SourceError> {
-    let mut git = Git::spawn(c, false, what, Cow::Borrowed(url))?;
+    let mut git = Git::spawn(c, what, url)?;
     let mut out = Vec::new();
     if let Some(stdout) = git.stdout() {
         stdout
