@@ -3,30 +3,9 @@
 //! install that follows. git is wrapped by a script that logs every call.
 
 mod common;
-use common::Fixture;
+use common::{git_calls as calls, logging_git, real_git, Fixture};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn real_git() -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("git"))
-        .find(|p| p.is_file())
-        .expect("git on PATH")
-}
-
-/// Puts a `git` on the fixture PATH that logs its arguments, one call per
-/// line, to `log`, then runs the real git.
-fn logging_git(f: &Fixture, log: &Path) {
-    let script = format!(
-        "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
-        log.display(),
-        real_git().display()
-    );
-    let p = f.write(&f.bin, "git", script);
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
 
 fn repo_with_skill(f: &Fixture, name: &str) -> PathBuf {
     let repo = f.root().join(format!("repo-{name}"));
@@ -99,15 +78,6 @@ fn assert_reads_in_process(log: &Path) {
     }
 }
 
-/// How many logged git calls ran the subcommand `cmd`.
-fn calls(log: &Path, cmd: &str) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.split_whitespace().any(|w| w == cmd))
-        .count()
-}
-
 /// No git process is started to read the clone: refs, trees and blobs are
 /// read in skillpm, in `add --all` and in a restore from the lock; and each
 /// skill's lock checksum is still the deterministic pack of its directory
@@ -134,19 +104,9 @@ fn skills_of_one_commit_are_read_without_git_processes() {
     f.ok(&["add", &format!("git+file://{}", repo.display()), "--all"]);
     assert_reads_in_process(&log);
 
-    let lock_text = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
-    let lock: toml::Value = toml::from_str(&lock_text).unwrap();
-    let skills = lock["skill"].as_array().unwrap();
+    let skills = common::lock_skills(&f.project);
     assert_eq!(skills.len(), names.len());
-    for s in skills {
-        let path = s["path"].as_str().unwrap();
-        let expected = skillpm_core::archive::tree_checksum(&repo.join(path)).unwrap();
-        assert_eq!(
-            s["checksum"].as_str().unwrap(),
-            expected.to_string(),
-            "{path}"
-        );
-    }
+    common::assert_lock_checksums(&skills, &repo);
 
     // A fresh project from the lock, the git cache warm, nothing packed.
     let fresh = f.root().join("fresh");

@@ -308,6 +308,59 @@ pub fn git(dir: &Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
+/// The real `git` on this process's PATH.
+pub fn real_git() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH")
+}
+
+/// Puts a `git` on the fixture PATH that logs its arguments, one call per
+/// line, to `log`, then runs the real git.
+pub fn logging_git(f: &Fixture, log: &Path) {
+    let script = format!(
+        "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+        log.display(),
+        real_git().display()
+    );
+    let p = f.write(&f.bin, "git", script);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// How many calls logged by [`logging_git`] ran the subcommand `cmd`.
+pub fn git_calls(log: &Path, cmd: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.split_whitespace().any(|w| w == cmd))
+        .count()
+}
+
+/// The `[[skill]]` entries of the lock in `project`.
+pub fn lock_skills(project: &Path) -> Vec<toml::Value> {
+    let text = std::fs::read_to_string(project.join("skills.lock")).expect("read lock");
+    let lock: toml::Value = toml::from_str(&text).expect("lock toml");
+    lock["skill"].as_array().expect("[[skill]]").clone()
+}
+
+/// Each locked skill's checksum is the deterministic pack of its directory
+/// in `repo` (what exporting it through `git` produced, so existing locks
+/// verify).
+pub fn assert_lock_checksums(skills: &[toml::Value], repo: &Path) {
+    for s in skills {
+        let path = s["path"].as_str().expect("path");
+        let expected = skillpm_core::archive::tree_checksum(&repo.join(path)).expect("checksum");
+        assert_eq!(
+            s["checksum"].as_str(),
+            Some(expected.to_string().as_str()),
+            "{path}"
+        );
+    }
+}
+
 /// `git init` on `main`, add everything, commit.
 pub fn commit_all(repo: &Path) {
     git(repo, &["init", "-q", "-b", "main"]);

@@ -1,0 +1,363 @@
+//! A real HTTPS git server on 127.0.0.1 for tests: every request runs the
+//! real `git http-backend` as a CGI program, behind a TLS listener whose
+//! certificate comes from a CA made at start-up.
+//!
+//! Why not a mock: what the client must get right (the smart-HTTP
+//! handshake, pkt-lines, pack negotiation, error statuses) is exactly what
+//! `git http-backend` implements, so the tests meet the server real users
+//! meet. The CA is written to a PEM file ([`GitHttps::ca_file`]); a client
+//! trusts it through `SSL_CERT_FILE`, which rustls-native-certs (under
+//! reqwest's platform verifier) reads on Linux, and nothing else does.
+//!
+//! Each request is recorded ([`GitHttps::requests`]) so a test can assert
+//! how many fetches reached the network and which protocol they spoke.
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use tokio::io::AsyncWriteExt;
+
+/// One request as the server saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    pub method: String,
+    /// The path, e.g. `/skills.git/info/refs`.
+    pub path: String,
+    pub query: String,
+    /// The `Git-Protocol` header (`version=2`), empty when absent.
+    pub git_protocol: String,
+    /// Whether the request body came with `Transfer-Encoding: chunked`.
+    pub chunked: bool,
+    /// The CGI status the backend answered with.
+    pub status: u16,
+}
+
+/// A running server; stops (and forgets its repositories) on drop.
+pub struct GitHttps {
+    addr: SocketAddr,
+    dir: tempfile::TempDir,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl GitHttps {
+    /// Makes a CA and a certificate for 127.0.0.1, and starts serving the
+    /// (so far empty) project root on an ephemeral port.
+    pub fn start() -> GitHttps {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("repos")).expect("mkdir repos");
+        std::fs::create_dir(dir.path().join("home")).expect("mkdir home");
+        let tls = tls_config(&dir.path().join("ca.pem"));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("local addr");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let backend = Arc::new(Backend {
+            root: dir.path().join("repos"),
+            home: dir.path().join("home"),
+            seen: seen.clone(),
+        });
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                tokio::select! {
+                    _ = accept_loop(listener, tls, backend) => {}
+                    _ = stopped => {}
+                }
+            });
+            // In-flight connections and backends die with the runtime.
+            rt.shutdown_background();
+        });
+        GitHttps {
+            addr,
+            dir,
+            seen,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// Serves the repository at `repo` (a work tree with `.git`, or a bare
+    /// repository) as `<name>.git`. It is linked, not copied: commits made
+    /// to `repo` later are served too.
+    pub fn serve(&self, name: &str, repo: &Path) {
+        let git_dir = if repo.join(".git").is_dir() {
+            repo.join(".git")
+        } else {
+            repo.to_path_buf()
+        };
+        let link = self.dir.path().join("repos").join(format!("{name}.git"));
+        std::os::unix::fs::symlink(git_dir, link).expect("symlink repository");
+    }
+
+    /// `https://127.0.0.1:PORT/<name>.git`.
+    pub fn url(&self, name: &str) -> String {
+        format!("https://{}/{name}.git", self.addr)
+    }
+
+    /// The PEM file holding the CA that signed the server's certificate;
+    /// give it to a client as `SSL_CERT_FILE`.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn requests(&self) -> Vec<Seen> {
+        self.seen.lock().expect("log").clone()
+    }
+
+    /// How many requests each path received, sorted by path.
+    pub fn counts(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for s in self.seen.lock().expect("log").iter() {
+            *counts.entry(s.path.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// How many requests went to repository `name`, any path in it.
+    pub fn hits(&self, name: &str) -> usize {
+        let prefix = format!("/{name}.git/");
+        let seen = self.seen.lock().expect("log");
+        seen.iter().filter(|s| s.path.starts_with(&prefix)).count()
+    }
+
+    /// Forgets the requests seen so far.
+    pub fn clear(&self) {
+        self.seen.lock().expect("log").clear();
+    }
+}
+
+impl Drop for GitHttps {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A CA (written to `ca_pem`) and a leaf for 127.0.0.1 signed by it, as a
+/// TLS acceptor. The leaf is not the CA itself: webpki refuses a CA
+/// certificate presented as the server's.
+fn tls_config(ca_pem: &Path) -> tokio_rustls::TlsAcceptor {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+        KeyPair, KeyUsagePurpose,
+    };
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "skillpm test CA");
+    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let ca_key = KeyPair::generate().expect("ca key");
+    let ca_cert = ca.self_signed(&ca_key).expect("ca cert");
+    std::fs::write(ca_pem, ca_cert.pem()).expect("write CA");
+    let issuer = Issuer::new(ca, ca_key);
+
+    let mut leaf = CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("leaf params");
+    leaf.distinguished_name
+        .push(DnType::CommonName, "127.0.0.1");
+    leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let leaf_key = KeyPair::generate().expect("leaf key");
+    let leaf_cert = leaf.signed_by(&leaf_key, &issuer).expect("leaf cert");
+
+    let key =
+        rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).expect("leaf key der");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("protocol versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf_cert.der().clone()], key)
+        .expect("server config");
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+    backend: Arc<Backend>,
+) {
+    loop {
+        let Ok((tcp, peer)) = listener.accept().await else {
+            continue;
+        };
+        let tls = tls.clone();
+        let backend = backend.clone();
+        tokio::spawn(async move {
+            // A client that refuses the certificate ends here.
+            let Ok(stream) = tls.accept(tcp).await else {
+                return;
+            };
+            let service = hyper::service::service_fn(move |req| {
+                let backend = backend.clone();
+                async move { Ok::<_, std::convert::Infallible>(backend.handle(req, peer).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// Runs `git http-backend` for each request.
+struct Backend {
+    root: PathBuf,
+    home: PathBuf,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Backend {
+    async fn handle(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Full<Bytes>> {
+        let (parts, body) = req.into_parts();
+        let header = |name: &str| {
+            parts
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string()
+        };
+        let mut seen = Seen {
+            method: parts.method.to_string(),
+            path: parts.uri.path().to_string(),
+            query: parts.uri.query().unwrap_or("").to_string(),
+            git_protocol: header("git-protocol"),
+            chunked: header("transfer-encoding")
+                .to_ascii_lowercase()
+                .contains("chunked"),
+            status: 0,
+        };
+        // hyper has already undone any chunked transfer encoding; CGI wants
+        // the whole body and its length.
+        let response = match body.collect().await {
+            Ok(body) => {
+                let body = body.to_bytes();
+                let env = [
+                    ("REQUEST_METHOD", seen.method.clone()),
+                    ("PATH_INFO", seen.path.clone()),
+                    ("QUERY_STRING", seen.query.clone()),
+                    ("CONTENT_TYPE", header("content-type")),
+                    ("CONTENT_LENGTH", body.len().to_string()),
+                    ("GIT_PROTOCOL", seen.git_protocol.clone()),
+                    ("HTTP_CONTENT_ENCODING", header("content-encoding")),
+                    ("REMOTE_ADDR", peer.ip().to_string()),
+                ];
+                self.cgi(&env, body).await
+            }
+            Err(e) => plain(StatusCode::BAD_REQUEST, format!("body: {e}")),
+        };
+        seen.status = response.status().as_u16();
+        self.seen.lock().expect("log").push(seen);
+        response
+    }
+
+    /// Runs the backend with the CGI variables `env` and `body` on stdin,
+    /// and turns its output (headers, blank line, body) into a response.
+    async fn cgi(&self, env: &[(&str, String)], body: Bytes) -> Response<Full<Bytes>> {
+        let mut cmd = tokio::process::Command::new("git");
+        cmd.arg("http-backend")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_PROJECT_ROOT", &self.root)
+            .env("GIT_HTTP_EXPORT_ALL", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in env {
+            if !v.is_empty() || *k == "CONTENT_LENGTH" {
+                cmd.env(k, v);
+            }
+        }
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return plain(StatusCode::INTERNAL_SERVER_ERROR, format!("spawn git: {e}")),
+        };
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // Write while the backend writes back, so neither pipe fills up.
+        let writer = tokio::spawn(async move {
+            let _ = stdin.write_all(&body).await;
+        });
+        let out = match child.wait_with_output().await {
+            Ok(out) => out,
+            Err(e) => return plain(StatusCode::INTERNAL_SERVER_ERROR, format!("git: {e}")),
+        };
+        let _ = writer.await;
+        parse_cgi(&out.stdout).unwrap_or_else(|| {
+            plain(
+                StatusCode::BAD_GATEWAY,
+                format!(
+                    "git http-backend gave no CGI response: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            )
+        })
+    }
+}
+
+/// A CGI response: header lines up to a blank line (`\r\n` or `\n`
+/// endings), `Status: CODE REASON` setting the status (200 without it).
+fn parse_cgi(out: &[u8]) -> Option<Response<Full<Bytes>>> {
+    let (head, body) = [&b"\r\n\r\n"[..], b"\n\n"]
+        .iter()
+        .filter_map(|sep| {
+            out.windows(sep.len())
+                .position(|w| w == *sep)
+                .map(|at| (at, sep.len()))
+        })
+        .min()
+        .map(|(at, len)| (&out[..at], &out[at + len..]))?;
+    let mut response = Response::builder();
+    for line in std::str::from_utf8(head).ok()?.lines() {
+        let (name, value) = line.split_once(':')?;
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("status") {
+            let code = value.split_whitespace().next()?.parse::<u16>().ok()?;
+            response = response.status(code);
+        } else {
+            response = response.header(name.trim(), value);
+        }
+    }
+    response.body(Full::new(Bytes::copy_from_slice(body))).ok()
+}
+
+fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(text)));
+    *response.status_mut() = status;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_cgi;
+
+    #[test]
+    fn cgi_status_and_headers() {
+        let r =
+            parse_cgi(b"Status: 404 Not Found\r\nContent-Type: text/plain\r\n\r\nnope").unwrap();
+        assert_eq!(r.status(), 404);
+        assert_eq!(r.headers()["content-type"], "text/plain");
+        let r = parse_cgi(b"Content-Type: x\n\nbody\r\n\r\n").unwrap();
+        assert_eq!(r.status(), 200);
+        assert!(parse_cgi(b"no blank line").is_none());
+    }
+}

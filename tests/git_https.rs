@@ -1,0 +1,246 @@
+//! `git+https://` sources against a real HTTPS git server (`git
+//! http-backend` behind TLS, see skillpm_test_support::git_https): the
+//! fetch runs in skillpm (gitoxide), not through `git`, the lock it writes
+//! restores the same trees, refs resolve, and failures are one clean line.
+//! `git` on the fixture PATH logs every call, so a fallback to it shows.
+
+mod common;
+use common::{assert_lock_checksums, git_calls, lock_skills, logging_git, tree, Fixture};
+use skillpm_test_support::git_https::GitHttps;
+use std::path::{Path, PathBuf};
+
+const NAMES: [&str; 3] = ["alpha", "beta", "gamma"];
+
+/// A fixture whose skillpm trusts `server`'s CA, with logging `git`;
+/// returns the log's path too. `git` (the fallback) trusts the CA too:
+/// its libcurl may be built on GnuTLS, which ignores `SSL_CERT_FILE`.
+fn trusting(server: &GitHttps) -> (Fixture, PathBuf) {
+    let mut f = Fixture::new();
+    let ca = server.ca_file().display().to_string();
+    f.extra_env.push(("SSL_CERT_FILE".into(), ca.clone()));
+    f.extra_env.push(("GIT_SSL_CAINFO".into(), ca));
+    let log = f.root().join("git.log");
+    logging_git(&f, &log);
+    (f, log)
+}
+
+/// A repository `multi` with three skills under `skills/`, served.
+fn multi_repo(f: &Fixture, server: &GitHttps) -> PathBuf {
+    let repo = f.root().join("multi");
+    for n in NAMES {
+        let fm = format!("name: {n}\ndescription: d\nversion: \"1.0.0\"");
+        let dir = f.skill(&repo, &format!("skills/{n}"), &fm, "body");
+        f.write(&dir, "scripts/run.sh", format!("echo {n}\n"));
+    }
+    common::commit_all(&repo);
+    server.serve("multi", &repo);
+    repo
+}
+
+/// The commit `rev` names in `repo`.
+fn rev_parse(repo: &Path, rev: &str) -> String {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", &format!("{rev}^{{commit}}")])
+        .current_dir(repo)
+        .output()
+        .expect("git rev-parse");
+    assert!(out.status.success(), "rev-parse {rev}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// No `git` process fetched or read objects: no fallback ran.
+fn assert_in_process(log: &Path) {
+    for cmd in ["fetch", "remote-https", "ls-tree", "cat-file", "clone"] {
+        assert_eq!(git_calls(log, cmd), 0, "git {cmd} ran");
+    }
+}
+
+/// Each installed skill in `project` holds exactly the files of its
+/// directory in `repo` (plus skillpm's install stamp).
+fn assert_installed_trees(project: &Path, repo: &Path) {
+    for n in NAMES {
+        let want = tree::snapshot(&repo.join("skills").join(n), &|_| false);
+        let installed = project.join(".agents/skills").join(n);
+        let got = tree::snapshot(&installed, &tree::under(&[".skillpm-install"]));
+        assert_eq!(tree::changes(&want, &got), None, "{n}");
+    }
+}
+
+/// A project holding copies of `from`'s manifest and lock.
+fn copy_project(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for file in ["skills.toml", "skills.lock"] {
+        std::fs::copy(from.join(file), to.join(file)).unwrap();
+    }
+}
+
+#[test]
+fn add_all_over_https_fetches_in_process() {
+    let server = GitHttps::start();
+    let (f, log) = trusting(&server);
+    let repo = multi_repo(&f, &server);
+    let head = rev_parse(&repo, "HEAD");
+    let url = server.url("multi");
+    f.ok(&["init"]);
+    f.ok(&["add", "--all", &format!("git+{url}")]);
+
+    assert_in_process(&log);
+    let counts = server.counts();
+    assert!(
+        counts.contains_key("/multi.git/info/refs")
+            && counts.contains_key("/multi.git/git-upload-pack"),
+        "the server saw the fetch: {counts:?}"
+    );
+    let skills = lock_skills(&f.project);
+    assert_eq!(skills.len(), NAMES.len());
+    for s in &skills {
+        assert_eq!(s["source"].as_str().unwrap(), format!("git+{url}#{head}"));
+    }
+    assert_lock_checksums(&skills, &repo);
+    assert_installed_trees(&f.project, &repo);
+}
+
+/// A lock restores over https with the cache gone (`--locked`: a fetch,
+/// in process, of the same trees; `--frozen` refuses without asking the
+/// server) and with the git cache warm (`--frozen`: no request at all).
+#[test]
+fn locked_install_from_https_lock() {
+    let server = GitHttps::start();
+    let (f, log) = trusting(&server);
+    let repo = multi_repo(&f, &server);
+    f.ok(&["init"]);
+    f.ok(&["add", "--all", &format!("git+{}", server.url("multi"))]);
+
+    let cold = f.root().join("cold");
+    copy_project(&f.project, &cold);
+    std::fs::remove_dir_all(f.cache.join("skillpm")).unwrap();
+    server.clear();
+    std::fs::remove_file(&log).ok();
+    let cold_dir = cold.to_str().unwrap();
+    let out = f.skillpm(&["--quiet", "-C", cold_dir, "install", "--frozen"]);
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+    assert!(common::stderr(&out).contains("--frozen"));
+    assert_eq!(server.requests(), [], "--frozen stays offline");
+    f.ok(&["-C", cold_dir, "install", "--locked"]);
+    assert_in_process(&log);
+    assert!(
+        server.counts().contains_key("/multi.git/git-upload-pack"),
+        "the empty cache fetched again: {:?}",
+        server.counts()
+    );
+    assert_installed_trees(&cold, &repo);
+    assert_eq!(lock_skills(&cold), lock_skills(&f.project));
+
+    // Everything but the git clones gone: nothing to ask the server.
+    let warm = f.root().join("warm");
+    copy_project(&f.project, &warm);
+    for entry in std::fs::read_dir(f.cache.join("skillpm")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() && !p.ends_with("git-v1") {
+            std::fs::remove_dir_all(&p).unwrap();
+        }
+    }
+    server.clear();
+    f.ok(&["-C", warm.to_str().unwrap(), "install", "--frozen"]);
+    assert_eq!(server.requests(), [], "the locked commit is cached");
+    assert_in_process(&log);
+    assert_installed_trees(&warm, &repo);
+}
+
+/// `@REF` picks a tag or a branch; without it the default branch wins.
+#[test]
+fn tag_and_branch_refs_resolve_over_https() {
+    let server = GitHttps::start();
+    let (f, log) = trusting(&server);
+    let repo = f.root().join("refs");
+    let write = |body: &str| {
+        f.skill(
+            &repo,
+            ".",
+            "name: refd\ndescription: d\nversion: \"1.0.0\"",
+            body,
+        );
+    };
+    write("tagged");
+    common::commit_all(&repo);
+    common::git(&repo, &["tag", "v1"]);
+    write("on main");
+    common::git(&repo, &["commit", "-qam", "main"]);
+    common::git(&repo, &["checkout", "-qb", "next"]);
+    write("on next");
+    common::git(&repo, &["commit", "-qam", "next"]);
+    common::git(&repo, &["checkout", "-q", "main"]);
+    server.serve("refs", &repo);
+    let url = server.url("refs");
+
+    for (spec, rev, body) in [
+        (format!("git+{url}@v1"), "v1", "tagged"),
+        (format!("git+{url}@next"), "next", "on next"),
+        (format!("git+{url}"), "main", "on main"),
+    ] {
+        let project = f.root().join(format!("project-{rev}"));
+        std::fs::create_dir_all(&project).unwrap();
+        let dir = project.to_str().unwrap();
+        f.ok(&["-C", dir, "init"]);
+        f.ok(&["-C", dir, "add", &spec]);
+        let skills = lock_skills(&project);
+        let commit = rev_parse(&repo, rev);
+        assert_eq!(
+            skills[0]["source"].as_str().unwrap(),
+            format!("git+{url}#{commit}"),
+            "{spec}"
+        );
+        let text = std::fs::read_to_string(project.join(".agents/skills/refd/SKILL.md")).unwrap();
+        assert!(text.ends_with(body), "{spec}: {text}");
+    }
+    assert_in_process(&log);
+}
+
+/// Runs `skillpm --quiet add SPEC`, which must fail with exit code 1 and
+/// one line, leave the project as it was and not panic; returns stderr.
+fn add_fails(f: &Fixture, spec: &str) -> String {
+    f.ok(&["init"]);
+    let before = tree::snapshot(&f.project, &|_| false);
+    let out = f.skillpm(&["--quiet", "add", spec]);
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
+    assert!(
+        err.starts_with("error: ") && !err.contains("panicked"),
+        "{err}"
+    );
+    if let Some(changes) = tree::changes(&before, &tree::snapshot(&f.project, &|_| false)) {
+        panic!("add {spec} changed the project: {changes}");
+    }
+    common::assert_tmp_empty(f);
+    err
+}
+
+#[test]
+fn missing_repository_is_one_clean_error() {
+    let server = GitHttps::start();
+    let (f, _log) = trusting(&server);
+    let url = server.url("nowhere");
+    let err = add_fails(&f, &format!("git+{url}"));
+    assert!(err.contains(&url), "{err}");
+    let statuses: Vec<u16> = server.requests().iter().map(|s| s.status).collect();
+    assert!(
+        !statuses.is_empty() && statuses.iter().all(|s| *s == 404),
+        "the server answered 404: {statuses:?}"
+    );
+}
+
+/// Without `SSL_CERT_FILE` the test CA is unknown: the handshake fails,
+/// no HTTP request gets through, and the error is one line.
+#[test]
+fn untrusted_certificate_is_one_clean_error() {
+    let server = GitHttps::start();
+    let f = Fixture::new();
+    logging_git(&f, &f.root().join("git.log"));
+    let repo = multi_repo(&f, &server);
+    let url = server.url("multi");
+    let err = add_fails(&f, &format!("git+{url}"));
+    assert!(err.contains(&url) && err.contains("certificate"), "{err}");
+    assert_eq!(server.requests(), [], "no request passed TLS");
+    assert!(repo.join(".git").is_dir());
+}
