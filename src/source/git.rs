@@ -188,15 +188,7 @@ fn pack_commit(
     subpath: Option<&str>,
     limits: &Limits,
 ) -> Result<Packed, SourceError> {
-    let tarball = export::tar_gz(shared, url, subpath, limits)?;
-    // Judged by the hardened unpacker, but kept in memory: re-packed into
-    // the bytes unpacking to disk and `pack_dir` would give. The export is
-    // stored uncompressed, so its size is capped as a stream.
-    let stored = Limits {
-        max_compressed: export::stream_cap(limits, limits.max_entries as usize),
-        ..limits.clone()
-    };
-    let tree = archive::unpack_to_memory(&tarball, &stored)?;
+    let tree = export::tree(shared, url, subpath, limits)?;
     let shown = format!(
         "{}@{}:{}",
         url.redacted(),

@@ -1,4 +1,4 @@
-//! A tree of a commit as a `.tar.gz`, made from the raw objects.
+//! A tree of a commit, read from the raw objects into memory.
 //!
 //! Not `git archive`: it applies the tree's own `.gitattributes` on the
 //! way out (`export-subst` rewrites `$Format:...$` in files,
@@ -6,23 +6,19 @@
 //! conversions, some through drivers from the user's git config), so what
 //! is installed would not be what was committed, and it writes its whole
 //! output before any cap can apply. Here the tree is listed with sizes
-//! first (`ls-tree -l`), so the entry count and unpacked size are refused
-//! before a byte of content is read; then the blobs are streamed from
-//! `cat-file --batch`, which knows nothing of attributes, into a tarball
-//! of stored blocks whose size is capped while it is written (the re-packed
-//! tarball is capped at the compressed limit). The tarball goes
-//! through the same hardened unpacker as a registry download, which stays
-//! the one place that judges entry paths and types.
+//! from the object headers first, so the entry count and unpacked size are
+//! refused before a byte of content is read; then each blob is read (no
+//! attribute is ever consulted) and handed to the archive module's
+//! [`MemoryTree`], which judges every entry's path and type exactly as it
+//! judges an archive's: it stays the one place that does.
 
 use super::objects;
 use super::SourceError;
 use crate::project::spec::GitUrl;
-use flate2::write::GzEncoder;
 use gix::ObjectId;
-use skillpm_core::archive::{Limits, UnpackError};
-use std::io::{self, Read, Write};
+use skillpm_core::archive::{EntryKind, Limits, MemEntry, MemoryTree, UnpackError};
+use std::io;
 use std::path::Path;
-use tar::{EntryType, Header};
 
 /// One entry of the listed tree.
 #[derive(Clone)]
@@ -151,27 +147,15 @@ fn normalized(sub: Option<&str>) -> Option<&str> {
         .filter(|p| !p.is_empty() && *p != ".")
 }
 
-/// How large the stored (uncompressed) tar stream of a tree of `entries`
-/// may grow: the unpacked cap plus room for headers, padding and long
-/// names. The tarball that leaves this module is re-packed and capped at
-/// `max_compressed` where it is unpacked.
-pub(super) fn stream_cap(limits: &Limits, entries: usize) -> u64 {
-    let per_entry = 2048u64.saturating_add(limits.max_path_len as u64);
-    limits
-        .max_unpacked
-        .saturating_add((entries as u64).saturating_add(4).saturating_mul(per_entry))
-}
-
-/// The tree at `sub` (the root when `None`) of the shared commit, as a
-/// `.tar.gz` of stored (uncompressed) blocks within [`stream_cap`]: it
-/// only lives until it is checked and re-packed, so compressing it would
-/// be wasted work.
-pub(super) fn tar_gz(
+/// The tree at `sub` (the root when `None`) of the shared commit, judged
+/// entry by entry by the same checks as an unpacked archive and held in
+/// memory, ready to be packed.
+pub(super) fn tree(
     shared: &Shared,
     url: &GitUrl,
     sub: Option<&str>,
     limits: &Limits,
-) -> Result<Vec<u8>, SourceError> {
+) -> Result<Vec<MemEntry>, SourceError> {
     let sub = normalized(sub);
     let repo = shared.repo.to_thread_local();
     let entries = match shared.subtree(sub, limits) {
@@ -189,38 +173,20 @@ pub(super) fn tar_gz(
         }
         .into());
     }
-
-    let cap = stream_cap(limits, entries.len());
-    let mut out = TarGz::new(cap);
-    let written = (|| {
-        for e in &entries {
-            match e.kind {
-                Kind::Dir => {
-                    let mut p = e.path.clone();
-                    p.push(b'/');
-                    out.entry(&p, EntryType::Directory, 0o755, 0, &mut io::empty())?;
-                }
-                // Listed so the unpacker refuses it like any symlink.
-                Kind::Blob if is_symlink(e.mode) => {
-                    out.entry(&e.path, EntryType::Symlink, 0o777, 0, &mut io::empty())?
-                }
-                Kind::Blob => {
-                    let mode = if e.mode & 0o111 != 0 { 0o755 } else { 0o644 };
-                    let body = blob(&repo, e)?;
-                    out.entry(&e.path, EntryType::Regular, mode, e.size, &mut &body[..])?;
-                }
+    let mut tree = MemoryTree::new(limits);
+    for e in &entries {
+        match e.kind {
+            Kind::Dir => tree.dir(&e.path)?,
+            // Refused like a symlink in any archive.
+            Kind::Blob if is_symlink(e.mode) => tree.forbidden(&e.path, EntryKind::Symlink)?,
+            Kind::Blob => {
+                let body =
+                    blob(&repo, e).map_err(|err| objects::error("reading objects of", url, err))?;
+                tree.file(&e.path, &body, e.mode & 0o111 != 0)?;
             }
         }
-        out.finish()
-    })();
-    written.map_err(|e| {
-        let detail = if out.tripped() {
-            format!("the tree is larger than {cap} bytes as a tar stream (limit)")
-        } else {
-            e.to_string()
-        };
-        objects::error("reading objects of", url, detail)
-    })
+    }
+    Ok(tree.finish())
 }
 
 /// The `SKILL.md` (or `skill.md`) files anywhere in the shared commit, as
@@ -373,99 +339,4 @@ fn children(
         .iter()
         .map(|e| (e.mode, e.filename.to_vec(), e.oid.to_owned()))
         .collect())
-}
-
-/// A tarball written entry by entry into a gzip stream whose compressed
-/// size is capped while it grows. Paths are written as git holds them,
-/// unchecked: judging them is the unpacker's job.
-struct TarGz {
-    gz: GzEncoder<CappedVec>,
-}
-
-impl TarGz {
-    fn new(cap: u64) -> Self {
-        TarGz {
-            gz: GzEncoder::new(
-                CappedVec {
-                    bytes: Vec::new(),
-                    cap,
-                    tripped: false,
-                },
-                flate2::Compression::none(),
-            ),
-        }
-    }
-
-    fn tripped(&self) -> bool {
-        self.gz.get_ref().tripped
-    }
-
-    fn entry(
-        &mut self,
-        path: &[u8],
-        ty: EntryType,
-        mode: u32,
-        size: u64,
-        body: &mut dyn Read,
-    ) -> io::Result<()> {
-        let mut h = Header::new_gnu();
-        if path.len() > 100 {
-            let mut long = path.to_vec();
-            long.push(0);
-            self.entry(
-                b"././@LongLink",
-                EntryType::GNULongName,
-                0o644,
-                long.len() as u64,
-                &mut long.as_slice(),
-            )?;
-        }
-        let name = &mut h.as_old_mut().name;
-        let n = path.len().min(name.len());
-        name[..n].copy_from_slice(&path[..n]);
-        h.set_entry_type(ty);
-        h.set_mode(mode);
-        h.set_size(size);
-        h.set_mtime(0);
-        h.set_uid(0);
-        h.set_gid(0);
-        h.set_cksum();
-        self.gz.write_all(h.as_bytes())?;
-        let copied = io::copy(body, &mut self.gz)?;
-        if copied != size {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("git sent {copied} of {size} bytes"),
-            ));
-        }
-        let pad = (512 - size % 512) % 512;
-        self.gz.write_all(&[0u8; 512][..pad as usize])
-    }
-
-    fn finish(&mut self) -> io::Result<Vec<u8>> {
-        self.gz.write_all(&[0u8; 1024])?;
-        self.gz.try_finish()?;
-        Ok(std::mem::take(&mut self.gz.get_mut().bytes))
-    }
-}
-
-struct CappedVec {
-    bytes: Vec<u8>,
-    cap: u64,
-    tripped: bool,
-}
-
-impl Write for CappedVec {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if (self.bytes.len() + buf.len()) as u64 > self.cap {
-            self.tripped = true;
-            return Err(io::Error::other("compressed size limit"));
-        }
-        self.bytes.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }

@@ -24,6 +24,7 @@ pub use pack::{
 };
 pub use unpack::{
     unpack, unpack_as, unpack_to_memory, unpack_to_new_dir, unpack_to_new_dir_as, MemEntry,
+    MemoryTree,
 };
 
 use crate::checksum::Checksum;

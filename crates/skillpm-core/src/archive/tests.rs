@@ -811,3 +811,66 @@ fn unpack_to_memory_applies_the_same_checks() {
         Err(UnpackError::UnpackedTooLarge { .. })
     ));
 }
+
+// ----- trees built in memory -------------------------------------------
+
+/// A tree handed over entry by entry meets the same judge as a tarball:
+/// escapes, symlinks, case collisions, entry count and size are refused,
+/// and what passes packs exactly as the same tree on disk does.
+#[test]
+fn memory_trees_are_judged_like_archives() {
+    let limits = Limits::default();
+    let refused = |add: &dyn Fn(&mut MemoryTree) -> Result<(), UnpackError>| {
+        let mut t = MemoryTree::new(&limits);
+        add(&mut t).unwrap_err()
+    };
+    assert!(matches!(
+        refused(&|t| t.file(b"../x", b"", false)),
+        UnpackError::EscapesPackage { .. }
+    ));
+    assert!(matches!(
+        refused(&|t| t.forbidden(b"link", EntryKind::Symlink)),
+        UnpackError::ForbiddenEntryType { .. }
+    ));
+    assert!(matches!(
+        refused(&|t| {
+            t.file(b"A.md", b"a", false)?;
+            t.file(b"a.md", b"b", false)
+        }),
+        UnpackError::CaseConflict { .. }
+    ));
+    let small = Limits {
+        max_entries: 2,
+        max_unpacked: 4,
+        ..Limits::default()
+    };
+    let mut t = MemoryTree::new(&small);
+    t.dir(b"d").unwrap();
+    assert!(matches!(
+        t.file(b"d/big", b"12345", false),
+        Err(UnpackError::UnpackedTooLarge { .. })
+    ));
+    let mut t = MemoryTree::new(&small);
+    t.dir(b"a").unwrap();
+    t.dir(b"b").unwrap();
+    assert!(matches!(
+        t.dir(b"c"),
+        Err(UnpackError::TooManyEntries { .. })
+    ));
+
+    let dir = sample_tree();
+    let on_disk = pack_dir(dir.path()).unwrap();
+    let unpacked = unpack_to_memory(&on_disk, &limits).unwrap();
+    let mut t = MemoryTree::new(&limits);
+    for e in &unpacked {
+        match e {
+            MemEntry::Dir(p) => t.dir(p.as_bytes()).unwrap(),
+            MemEntry::File {
+                path,
+                data,
+                executable,
+            } => t.file(path.as_bytes(), data, *executable).unwrap(),
+        }
+    }
+    assert_eq!(pack_entries(t.finish()).unwrap(), on_disk);
+}

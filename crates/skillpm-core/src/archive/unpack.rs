@@ -367,6 +367,58 @@ fn prepare_dest(dest: &Path) -> Result<(), UnpackError> {
     }
 }
 
+/// A tree from a source that is not an archive (a git tree read from its
+/// objects), judged entry by entry exactly as an archive's entries are
+/// (paths, types, collisions, entry count, unpacked size) and kept in
+/// memory, as [`unpack_to_memory`] keeps a tarball's: no tar stream is
+/// written only to be parsed again.
+pub struct MemoryTree<'a> {
+    unpacker: Unpacker<'a>,
+    count: u64,
+}
+
+impl<'a> MemoryTree<'a> {
+    pub fn new(limits: &'a Limits) -> Self {
+        let mut unpacker = Unpacker::new(Path::new(""), limits);
+        unpacker.memory = Some(Vec::new());
+        MemoryTree { unpacker, count: 0 }
+    }
+
+    /// Adds a directory entry.
+    pub fn dir(&mut self, path: &[u8]) -> Result<(), UnpackError> {
+        self.add(path, Kind::Dir, &mut io::empty())
+    }
+
+    /// Adds a regular file whose contents are `data`.
+    pub fn file(&mut self, path: &[u8], data: &[u8], executable: bool) -> Result<(), UnpackError> {
+        let kind = Kind::File {
+            size: data.len() as u64,
+            executable,
+        };
+        self.add(path, kind, &mut &data[..])
+    }
+
+    /// Adds an entry of a kind no package may hold (it is refused).
+    pub fn forbidden(&mut self, path: &[u8], kind: EntryKind) -> Result<(), UnpackError> {
+        self.add(path, Kind::Forbidden(kind), &mut io::empty())
+    }
+
+    fn add(&mut self, path: &[u8], kind: Kind, contents: &mut dyn Read) -> Result<(), UnpackError> {
+        self.count += 1;
+        if self.count > self.unpacker.limits.max_entries {
+            return Err(UnpackError::TooManyEntries {
+                limit: self.unpacker.limits.max_entries,
+            });
+        }
+        self.unpacker.add(path, kind, contents)
+    }
+
+    /// The tree, in the order it was added.
+    pub fn finish(self) -> Vec<MemEntry> {
+        self.unpacker.memory.unwrap_or_default()
+    }
+}
+
 /// Unpacks an untrusted `.tar.gz` into `dest`, which must be an empty or
 /// missing directory (typically a fresh temp dir).
 ///
