@@ -30,7 +30,7 @@ use crate::project::spec::{GitRef, GitUrl};
 use skillpm_core::archive::{self, Limits, UnpackError};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -274,9 +274,16 @@ fn found_skills(files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
             .collect();
     }
     let mut tops: Vec<&(String, Vec<u8>)> = Vec::new();
-    // Sorted by path, so a parent comes before everything below it.
+    let mut top_dirs: HashSet<&str> = HashSet::new();
+    // Sorted by path, so a parent comes before everything below it; each
+    // directory's ancestors are looked up, not every top so far.
     for f in &files {
-        if !tops.iter().any(|t| f.0.starts_with(&format!("{}/", t.0))) {
+        let nested = f
+            .0
+            .match_indices('/')
+            .any(|(i, _)| top_dirs.contains(&f.0[..i]));
+        if !nested {
+            top_dirs.insert(&f.0);
             tops.push(f);
         }
     }
@@ -556,12 +563,14 @@ mod tests {
         let md = |n: &str| format!("---\nname: {n}\ndescription: d {n}\n---\n").into_bytes();
         let files = vec![
             ("skills/a".to_string(), md("a")),
+            ("skills/a-b".to_string(), md("a-b")),
             ("skills/a/sub".to_string(), md("sub")),
+            ("skills/a/sub/deeper".to_string(), md("deeper")),
             ("skills/b".to_string(), md("bee")),
         ];
         let found = found_skills(files);
         let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["a", "bee"]);
+        assert_eq!(names, ["a", "a-b", "bee"]);
         let root = found_skills(vec![(String::new(), md("r")), ("x".into(), md("x"))]);
         assert_eq!(root.len(), 1);
         assert_eq!(root[0].dir, None);
