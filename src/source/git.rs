@@ -278,10 +278,9 @@ fn found_skills(files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
     // Sorted by path, so a parent comes before everything below it; each
     // directory's ancestors are looked up, not every top so far.
     for f in &files {
-        let nested = f
-            .0
-            .match_indices('/')
-            .any(|(i, _)| top_dirs.contains(&f.0[..i]));
+        let nested =
+            f.0.match_indices('/')
+                .any(|(i, _)| top_dirs.contains(&f.0[..i]));
         if !nested {
             top_dirs.insert(&f.0);
             tops.push(f);

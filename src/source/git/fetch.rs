@@ -73,8 +73,7 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
 /// but its own and the transport allowlist.
 fn open(dir: &Path) -> Result<gix::Repository, Box<dyn std::error::Error + Send + Sync>> {
     if !dir.join("HEAD").is_file() {
-        std::fs::create_dir_all(dir)?;
-        gix::init_bare(dir)?;
+        init_bare(dir)?;
     }
     let options = gix::open::Options::isolated().cli_overrides([
         "protocol.allow=never",
@@ -85,4 +84,19 @@ fn open(dir: &Path) -> Result<gix::Repository, Box<dyn std::error::Error + Send 
         "core.logAllRefUpdates=false",
     ]);
     Ok(gix::open_opts(dir, options)?)
+}
+
+/// The least a bare repository needs, without the sample hooks, the
+/// description and the file-system probes a full `init` writes (a cache
+/// clone uses none of them). `HEAD` comes last, so an init cut short is
+/// simply done again.
+fn init_bare(dir: &Path) -> std::io::Result<()> {
+    for sub in ["objects/pack", "objects/info", "refs/heads", "refs/tags"] {
+        std::fs::create_dir_all(dir.join(sub))?;
+    }
+    std::fs::write(
+        dir.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
+    )?;
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n")
 }
