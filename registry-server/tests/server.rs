@@ -157,6 +157,64 @@ async fn yank_and_unyank_show_in_index_and_keep_downloads() {
     assert!(!index.versions[0].yanked);
 }
 
+/// `POST /api/v1/yanked` names exactly the yanked versions asked about
+/// (unknown names and versions are left out), follows a yank and an
+/// un-yank at once, and refuses oversized or malformed queries.
+#[tokio::test]
+async fn yanked_query_answers_only_what_was_asked_and_follows_yanks() {
+    use skillpm::protocol::{PackageVersion, MAX_YANKED_QUERY};
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start(tmp.path(), &[]);
+    let alice = s.client(Some(&s.token("alice")));
+    for (n, v) in [("ya", "1.0.0"), ("ya", "1.1.0"), ("yb", "2.0.0")] {
+        alice.publish(pack(n, v, "d", "")).await.unwrap();
+    }
+    let pv = |n: &str, v: &str| PackageVersion {
+        name: n.parse().unwrap(),
+        vers: v.parse().unwrap(),
+    };
+    let asked = || {
+        vec![
+            pv("ya", "1.0.0"),
+            pv("ya", "1.1.0"),
+            pv("yb", "2.0.0"),
+            pv("nobody", "1.0.0"),
+            pv("ya", "9.9.9"),
+        ]
+    };
+    assert!(alice.yanked(asked()).await.unwrap().yanked.is_empty());
+    alice.yank("ya", "1.1.0", false).await.unwrap();
+    alice.yank("yb", "2.0.0", false).await.unwrap();
+    let got = alice.yanked(asked()).await.unwrap().yanked;
+    assert_eq!(got, vec![pv("ya", "1.1.0"), pv("yb", "2.0.0")]);
+    // Not asked about, so not reported.
+    let got = alice.yanked(vec![pv("ya", "1.0.0")]).await.unwrap().yanked;
+    assert!(got.is_empty(), "{got:?}");
+    alice.yank("yb", "2.0.0", true).await.unwrap();
+    let got = alice.yanked(asked()).await.unwrap().yanked;
+    assert_eq!(got, vec![pv("ya", "1.1.0")]);
+
+    let too_many = vec![pv("ya", "1.0.0"); MAX_YANKED_QUERY + 1];
+    let err = alice.yanked(too_many).await.unwrap_err();
+    assert_eq!(err.status(), Some(400), "{err}");
+    let http = reqwest::Client::new();
+    let url = format!("{}/api/v1/yanked", s.url);
+    let resp = http
+        .post(&url)
+        .body("{\"packages\": 7}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let resp = http
+        .post(&url)
+        .body(vec![b' '; 600 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 413);
+}
+
 #[tokio::test]
 async fn owners_add_list_remove_and_non_owner_publish() {
     let tmp = tempfile::tempdir().unwrap();

@@ -12,7 +12,8 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use skillpm_core::archive::{self, Limits};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
-use std::collections::HashMap;
+use skillpm_core::protocol::PackageVersion;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// How many fetches run at once.
@@ -56,14 +57,20 @@ pub async fn prepare(
             .unwrap_or((None, true));
         work.push((s, local));
     }
-    let downloads = work
-        .iter()
-        .filter(|(s, (bytes, _))| {
-            bytes.is_none()
-                && matches!(s.source, LockedSource::Registry { .. })
-                && !cache.tarball_path(&s.checksum).is_file()
-        })
-        .count();
+    // Registry packages that will be downloaded: asked about yanks in one
+    // query per registry, beside the downloads.
+    let mut yank_queries: BTreeMap<&str, Vec<PackageVersion>> = BTreeMap::new();
+    for (s, (bytes, _)) in &work {
+        if let (None, LockedSource::Registry { url }) = (bytes, &s.source) {
+            if !cache.tarball_path(&s.checksum).is_file() {
+                yank_queries.entry(url).or_default().push(PackageVersion {
+                    name: s.name.clone(),
+                    vers: s.version.clone(),
+                });
+            }
+        }
+    }
+    let downloads: usize = yank_queries.values().map(Vec::len).sum();
     if downloads > 0 {
         reporter.downloads_starting(downloads);
     }
@@ -71,7 +78,7 @@ pub async fn prepare(
     // Each package is verified, unpacked and staged as soon as its bytes
     // are here, on the blocking pool, while other downloads go on: the
     // network and the disk work overlap instead of taking turns.
-    let done: Vec<(SkillName, Staged)> = stream::iter(work)
+    let staging = stream::iter(work)
         .map(|(s, (packed_bytes, try_cache))| {
             let root = root.clone();
             async move {
@@ -103,8 +110,21 @@ pub async fn prepare(
             }
         })
         .buffer_unordered(FETCH_CONCURRENCY)
-        .try_collect()
-        .await?;
+        .try_collect::<Vec<(SkillName, Staged)>>();
+    let yank_warnings = async {
+        for (url, packages) in yank_queries {
+            for p in sources.registry.yanked_among(url, packages).await {
+                reporter.report(Event::Warning {
+                    message: format!(
+                        "{}@{} is yanked; installing it because the lock pins it",
+                        p.name, p.vers
+                    ),
+                });
+            }
+        }
+    };
+    let (done, ()) = futures_util::join!(staging, yank_warnings);
+    let done = done?;
     if downloads > 0 {
         reporter.downloads_finished();
     }
@@ -120,35 +140,20 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     }
 }
 
-/// Fetches one package; registry downloads are reported, and a yanked
-/// locked version gets a warning (the lock still wins).
+/// Fetches one package; registry downloads are reported.
 async fn fetch_one(
     sources: &Sources,
     s: &LockedSkill,
     reporter: &dyn Reporter,
 ) -> Result<Verified, SourceError> {
-    let LockedSource::Registry { url } = &s.source else {
+    let LockedSource::Registry { .. } = &s.source else {
         return sources.fetch(s).await;
     };
     reporter.report(Event::Downloading {
         name: s.name.to_string(),
         version: s.version.to_string(),
     });
-    let (tarball, versions) = futures_util::join!(
-        sources.fetch(s),
-        sources.registry.versions_uncached(url, &s.name)
-    );
-    let tarball = tarball?;
-    if let Ok(vs) = versions {
-        if vs.iter().any(|v| v.vers == s.version && v.yanked) {
-            reporter.report(Event::Warning {
-                message: format!(
-                    "{}@{} is yanked; installing it because the lock pins it",
-                    s.name, s.version
-                ),
-            });
-        }
-    }
+    let tarball = sources.fetch(s).await?;
     reporter.report(Event::Downloaded {
         name: s.name.to_string(),
         bytes: tarball.bytes().len() as u64,

@@ -23,6 +23,31 @@ pub struct RegistryConfig {
     pub auth_required: bool,
 }
 
+/// `POST /api/v1/yanked`: of the versions named, which are yanked. A
+/// locked install asks this once per [`MAX_YANKED_QUERY`] packages
+/// instead of reading one index per package only to warn about yanks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct YankedQuery {
+    pub packages: Vec<PackageVersion>,
+}
+
+/// The answer to a [`YankedQuery`]: the yanked ones among the versions
+/// asked about, sorted; a name the registry does not know is left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct YankedReply {
+    pub yanked: Vec<PackageVersion>,
+}
+
+/// One version of one package.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PackageVersion {
+    pub name: SkillName,
+    pub vers: semver::Version,
+}
+
+/// Most packages one [`YankedQuery`] may name.
+pub const MAX_YANKED_QUERY: usize = 1000;
+
 /// `GET /index/{name}`: every version of one package.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexFile {

@@ -23,16 +23,19 @@ pub async fn index(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let name = parse_name(&name)?;
+    Ok(revalidated(&headers, current(&st, &name).await?))
+}
+
+/// The package's index as it stands: the cached rendering while the
+/// package's generation has not moved, else rendered anew and cached.
+pub(super) async fn current(st: &AppState, name: &SkillName) -> ApiResult<RenderedIndex> {
     let cache = st.index_cache().await;
-    let r = match cache.get(st.db.as_ref(), name.as_str()) {
-        Some(r) => r,
-        None => {
-            let r = render(&st, &name).await?;
-            cache.put(st.db.as_ref(), name.as_str(), r.clone());
-            r
-        }
-    };
-    Ok(revalidated(&headers, r))
+    if let Some(r) = cache.get(st.db.as_ref(), name.as_str()) {
+        return Ok(r);
+    }
+    let r = render(st, name).await?;
+    cache.put(st.db.as_ref(), name.as_str(), r.clone());
+    Ok(r)
 }
 
 /// Serves a rendered JSON document (an index) with its `ETag`: `304` when

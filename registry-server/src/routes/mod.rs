@@ -10,6 +10,7 @@ mod publish;
 mod search;
 mod wellknown;
 mod yank;
+mod yanked;
 
 use crate::error::ApiError;
 use crate::state::{AppState, Inner};
@@ -17,7 +18,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::header::CACHE_CONTROL;
 use axum::http::HeaderValue;
 use axum::response::Response;
-use axum::routing::{delete, get, put};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 
 pub fn router(inner: Inner) -> Router {
@@ -38,6 +39,10 @@ pub fn router(inner: Inner) -> Router {
             get(owners::list).put(owners::add).delete(owners::remove),
         )
         .route("/api/v1/search", get(search::search))
+        .route(
+            "/api/v1/yanked",
+            post(yanked::yanked).layer(DefaultBodyLimit::max(yanked::MAX_QUERY_BYTES)),
+        )
         .route(
             "/.well-known/agent-skills/index.json",
             get(wellknown::index),

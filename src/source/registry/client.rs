@@ -15,8 +15,8 @@ use crate::project::spec::mask_userinfo;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use reqwest::{Method, StatusCode};
 use skillpm_core::protocol::{
-    ErrorBody, IndexFile, OkResponse, OwnerList, OwnersChange, PublishResponse, RegistryConfig,
-    SearchResults,
+    ErrorBody, IndexFile, OkResponse, OwnerList, OwnersChange, PackageVersion, PublishResponse,
+    RegistryConfig, SearchResults, YankedQuery, YankedReply,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -318,6 +318,14 @@ impl RegistryClient {
             .append_pair("q", q)
             .append_pair("per_page", &per_page.to_string());
         self.get_json(url, MAX_JSON_BYTES).await
+    }
+
+    /// Which of `packages` (at most `MAX_YANKED_QUERY`) are yanked, in
+    /// one request. A registry without the endpoint answers 404 or 405.
+    pub async fn yanked(&self, packages: Vec<PackageVersion>) -> Result<YankedReply> {
+        let url = self.api_url("api/v1/yanked").await?;
+        self.send_json(self.http.post(url).json(&YankedQuery { packages }))
+            .await
     }
 
     fn url(&self, path: &str) -> Result<Url> {

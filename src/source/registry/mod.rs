@@ -12,7 +12,7 @@ use crate::project::manifest::Dependency;
 use crate::project::spec::mask_userinfo;
 use crate::source::registry::client::{IndexResponse, RegistryClient, RegistryError};
 use skillpm_core::name::SkillName;
-use skillpm_core::protocol::IndexVersion;
+use skillpm_core::protocol::{IndexVersion, PackageVersion, MAX_YANKED_QUERY};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -61,16 +61,44 @@ impl RegistrySource {
         self.index_versions(url, name, true).await
     }
 
-    /// [`Self::versions`] for the yanked-version warning of a locked
-    /// install, which keeps no copy: the next install of that lock reads
-    /// the cached tarball and asks nothing, so a copy would only cost a
-    /// file per package.
-    pub async fn versions_uncached(
+    /// The yanked ones among `packages` of the registry at `url`, for the
+    /// warning of a locked install: one `POST /api/v1/yanked` per
+    /// [`MAX_YANKED_QUERY`] packages; a registry without that endpoint is
+    /// asked for each package's index instead (keeping no copy: the next
+    /// install of that lock reads the cached tarball and asks nothing).
+    /// Best effort: what cannot be asked is not reported.
+    pub async fn yanked_among(
         &self,
         url: &str,
-        name: &SkillName,
-    ) -> Result<Vec<IndexVersion>, SourceError> {
-        self.index_versions(url, name, false).await
+        packages: Vec<PackageVersion>,
+    ) -> Vec<PackageVersion> {
+        let Ok(client) = self.client(url) else {
+            return Vec::new();
+        };
+        let mut yanked = Vec::new();
+        for chunk in packages.chunks(MAX_YANKED_QUERY) {
+            match client.yanked(chunk.to_vec()).await {
+                Ok(reply) => yanked.extend(
+                    // Only what was asked: a server cannot add warnings.
+                    reply.yanked.into_iter().filter(|p| chunk.contains(p)),
+                ),
+                Err(e) if matches!(e.status(), Some(404 | 405)) => {
+                    let each = chunk.iter().map(|p| async move {
+                        let versions = self.index_versions(url, &p.name, false).await.ok()?;
+                        versions
+                            .iter()
+                            .any(|v| v.vers == p.vers && v.yanked)
+                            .then(|| p.clone())
+                    });
+                    let found = futures_util::future::join_all(each).await;
+                    yanked.extend(found.into_iter().flatten());
+                }
+                Err(_) => {}
+            }
+        }
+        yanked.sort();
+        yanked.dedup();
+        yanked
     }
 
     async fn index_versions(
