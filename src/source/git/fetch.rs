@@ -78,9 +78,10 @@ fn open(dir: &Path) -> Result<gix::Repository, Box<dyn std::error::Error + Send 
     let options = gix::open::Options::isolated().cli_overrides([
         "protocol.allow=never",
         "protocol.https.allow=always",
+        // Version 1 asks for the refs and the pack in two requests;
+        // version 2 takes three (capabilities, ls-refs, fetch).
         "protocol.version=1",
-        // Keep what arrives as one pack, and never write reflogs: the
-        // cache clone has no use for either history.
+        // No reflogs: the cache clone has no use for its refs' history.
         "core.logAllRefUpdates=false",
     ]);
     Ok(gix::open_opts(dir, options)?)
