@@ -9,7 +9,7 @@ use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::report::{Event, Reporter};
 use crate::source::{check_identity, verify, SourceError, Sources, Verified};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use skillpm_core::archive::{self, Limits};
+use skillpm_core::archive::{self, Limits, UnpackError};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::PackageVersion;
@@ -172,9 +172,15 @@ fn stage(
     from_cache: bool,
 ) -> Result<Staged, SourceError> {
     let dir = archive::unpack_to_new_dir(v.bytes(), None, root, &Limits::default()).map_err(
-        |source| SourceError::Refused {
-            package: format!("{}@{}", s.name, s.version),
-            source,
+        |source| {
+            let package = format!("{}@{}", s.name, s.version);
+            // Writing failed: not the package's fault, so not a refusal.
+            match source {
+                UnpackError::Io { .. } | UnpackError::BadDestination { .. } => {
+                    SourceError::Staging { package, source }
+                }
+                source => SourceError::Refused { package, source },
+            }
         },
     )?;
     check_identity(s, dir.path()).map_err(SourceError::Rejected)?;
@@ -193,4 +199,41 @@ fn stage(
         stamp,
         from_cache,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skillpm_core::checksum::Checksum;
+
+    fn locked(bytes: &[u8]) -> LockedSkill {
+        LockedSkill {
+            name: "demo".parse().unwrap(),
+            version: "1.0.0".parse().unwrap(),
+            source: LockedSource::Path {
+                path: "./demo".into(),
+            },
+            checksum: Checksum::of_bytes(bytes),
+            path: None,
+        }
+    }
+
+    /// A disk that cannot take the tree is reported as such, not as a
+    /// package refused for its contents.
+    #[test]
+    fn a_write_failure_is_not_a_refusal() {
+        let src = tempfile::tempdir().unwrap();
+        std::fs::write(
+            src.path().join("SKILL.md"),
+            "---\nname: demo\ndescription: d\n---\n",
+        )
+        .unwrap();
+        let bytes = archive::pack_dir(src.path()).unwrap();
+        let s = locked(&bytes);
+        let v = verify(&s, bytes).unwrap();
+        let not_a_dir = src.path().join("SKILL.md");
+        let err = stage(&not_a_dir, &s, &v, false).unwrap_err().to_string();
+        assert!(err.starts_with("cannot install demo@1.0.0: "), "{err}");
+        assert!(!err.contains("refusing"), "{err}");
+    }
 }

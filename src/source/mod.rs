@@ -148,6 +148,13 @@ pub enum SourceError {
         #[source]
         source: UnpackError,
     },
+    /// The package was fine; the disk was not (full, read-only, gone).
+    #[error("cannot install {package}: {source}")]
+    Staging {
+        package: String,
+        #[source]
+        source: UnpackError,
+    },
     #[error(transparent)]
     Cache(#[from] crate::cache::CacheError),
     /// A package whose contents are not what the lock names.
