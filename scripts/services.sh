@@ -11,6 +11,8 @@
 set -euo pipefail
 
 DIR=${SKILLPM_SERVICES_DIR:-/tmp/skillpm-services}
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)  # absolute: the servers run from inside it
 PG_PORT=${SKILLPM_PG_PORT:-55432}
 S3_PORT=${SKILLPM_S3_PORT:-59000}
 S3_KEY=skillpm-test-key
@@ -109,9 +111,12 @@ start_s3() {
         return 0
     fi
     log "starting s3s-fs on 127.0.0.1:$S3_PORT"
-    nohup "$bin" --host 127.0.0.1 --port "$S3_PORT" \
+    # Started from inside $DIR: s3s-fs resolves every object path against
+    # its working directory, so a caller's checkout deleted while the
+    # server lives on would turn every request into a 500.
+    (cd "$DIR" && exec nohup "$bin" --host 127.0.0.1 --port "$S3_PORT" \
         --access-key "$S3_KEY" --secret-key "$S3_SECRET" "$S3_ROOT" \
-        >"$S3_LOG" 2>&1 </dev/null &
+        >"$S3_LOG" 2>&1 </dev/null) &
     echo $! >"$S3_PID"
     for _ in $(seq 100); do
         port_open "$S3_PORT" && return 0
