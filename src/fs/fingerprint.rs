@@ -23,7 +23,9 @@ pub fn of_tree(dir: &Path, skip: &[&str]) -> Option<String> {
             }
             let child = format!("{rel}/{name}");
             // Not following symlinks: a link is a change, never a path out.
-            let meta = e.path().symlink_metadata().ok()?;
+            // (`DirEntry::metadata` stats relative to the open directory,
+            // without walking the whole path again.)
+            let meta = e.metadata().ok()?;
             rows.push(format!("{child}\0{}", stat_line(&meta)));
             if meta.is_dir() {
                 stack.push((e.path(), child));
