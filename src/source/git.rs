@@ -1,21 +1,21 @@
-//! Git sources, through the `git` command.
+//! Git sources: one bare clone per URL in the cache, read in process.
 //!
-//! git is run without a shell, with every user value after `--` or
+//! An https URL without credentials is fetched in process ([`fetch`]);
+//! everything else, and an https fetch that fails there, goes through the
+//! `git` command, run without a shell, with every user value after `--` or
 //! `--end-of-options`, with `GIT_ALLOW_PROTOCOL` and `protocol.allow`
 //! limited to the transports the spec allowlist accepts (`file` only when
-//! the user asked for a `file://` URL), and with prompts disabled. Each URL
-//! gets one bare clone in the cache; a locked commit that is already there
-//! needs no network at all.
+//! the user asked for a `file://` URL), and with prompts disabled;
+//! everything it prints is read through a cap ([`process`]). A locked
+//! commit that is already in the clone needs no network at all.
 //!
-//! The skill tree is exported from the raw objects ([`export`]: no
-//! `.gitattributes` rewriting, caps before memory) and checked by the
-//! same hardened unpacker as registry tarballs (so symlinks and odd entries
-//! in a repository are refused), into memory rather than onto disk, then
-//! packed deterministically (the bytes `pack_dir` gives for that tree on
-//! disk, so checksums are what they were before this shortcut): the lock's
-//! checksum is the sha256 of that pack, which makes a git skill verifiable
-//! exactly like a registry one. Everything git prints is read through a
-//! cap ([`process`]).
+//! Refs and commits are resolved in process ([`objects`]), and each skill's
+//! tree is read from the raw objects ([`export`]: no `.gitattributes`
+//! rewriting, caps before memory) through the unpacker's own checks (so
+//! symlinks and odd entries in a repository are refused), then packed
+//! deterministically (the bytes `pack_dir` gives for that tree on disk):
+//! the lock's checksum is the sha256 of that pack, which makes a git skill
+//! verifiable exactly like a registry one.
 
 mod export;
 mod fetch;

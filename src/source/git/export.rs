@@ -17,7 +17,9 @@ use super::SourceError;
 use crate::project::spec::GitUrl;
 use gix::ObjectId;
 use skillpm_core::archive::{EntryKind, Limits, MemEntry, MemoryTree, UnpackError};
+use std::collections::HashMap;
 use std::io;
+use std::ops::Range;
 use std::path::Path;
 
 /// One entry of the listed tree.
@@ -48,7 +50,16 @@ pub(super) struct Shared {
     root: ObjectId,
     /// The whole commit; `None` when it passes the listing limits, so each
     /// skill lists its own tree (and reports why that fails, if it does).
-    entries: Option<Vec<Entry>>,
+    listing: Option<Listing>,
+}
+
+/// A tree listed in pre-order (each directory before its contents), with
+/// where each directory's contents lie, so a skill's part of a large
+/// listing is found without scanning the whole of it.
+struct Listing {
+    entries: Vec<Entry>,
+    /// Directory path → the range of `entries` below it.
+    dirs: HashMap<Vec<u8>, Range<usize>>,
 }
 
 impl Shared {
@@ -67,12 +78,12 @@ impl Shared {
                 format!("commit {commit} is not in the clone"),
             )
         })?;
-        let entries = list(&r, root, url, limits).ok();
+        let listing = list(&r, root, url, limits).ok();
         Ok(Shared {
             repo,
             commit: commit.to_string(),
             root,
-            entries,
+            listing,
         })
     }
 
@@ -81,24 +92,17 @@ impl Shared {
     /// `limits`; otherwise `None`, and the caller lists the subtree itself
     /// so any refusal reads exactly as it always has.
     fn subtree(&self, sub: Option<&str>, limits: &Limits) -> Option<Vec<Entry>> {
-        let all = self.entries.as_ref()?;
+        let all = self.listing.as_ref()?;
         let picked: Vec<Entry> = match sub {
-            None => all.clone(),
+            None => all.entries.clone(),
             Some(dir) => {
-                if !all
+                let below = all.dirs.get(dir.as_bytes())?;
+                let cut = dir.len() + 1;
+                all.entries[below.clone()]
                     .iter()
-                    .any(|e| e.kind == Kind::Dir && e.path == dir.as_bytes())
-                {
-                    return None;
-                }
-                let prefix = format!("{dir}/");
-                all.iter()
-                    .filter_map(|e| {
-                        let rest = e.path.strip_prefix(prefix.as_bytes())?;
-                        Some(Entry {
-                            path: rest.to_vec(),
-                            ..e.clone()
-                        })
+                    .map(|e| Entry {
+                        path: e.path[cut..].to_vec(),
+                        ..e.clone()
                     })
                     .collect()
             }
@@ -137,7 +141,7 @@ impl Shared {
                 entry.object_id()
             }
         };
-        list(repo, tree, url, limits)
+        Ok(list(repo, tree, url, limits)?.entries)
     }
 }
 
@@ -200,7 +204,7 @@ pub(super) fn skill_files(
     max_file: u64,
 ) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
     let repo = shared.repo.to_thread_local();
-    let Some(entries) = shared.entries.as_ref() else {
+    let Some(Listing { entries, .. }) = shared.listing.as_ref() else {
         // Listed again only to report why it failed.
         shared.list_sub(&repo, url, None, limits)?;
         return Err(objects::error("listing of", url, "the listing failed"));
@@ -260,12 +264,17 @@ fn list(
     root: ObjectId,
     url: &GitUrl,
     limits: &Limits,
-) -> Result<Vec<Entry>, SourceError> {
-    let mut entries = Vec::new();
-    let mut stack = vec![(Vec::new(), children(repo, root, url, limits)?.into_iter())];
-    while let Some((prefix, iter)) = stack.last_mut() {
+) -> Result<Listing, SourceError> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut dirs = HashMap::new();
+    // (path, its children still to visit, its index in `entries`).
+    let root_children = children(repo, root, url, limits)?.into_iter();
+    let mut stack = vec![(Vec::new(), root_children, None)];
+    while let Some((prefix, iter, _)) = stack.last_mut() {
         let Some((mode, name, oid)) = iter.next() else {
-            stack.pop();
+            if let Some((path, _, Some(at))) = stack.pop() {
+                dirs.insert(path, at + 1..entries.len());
+            }
             continue;
         };
         let mut path = prefix.clone();
@@ -298,7 +307,7 @@ fn list(
         };
         if mode.is_tree() {
             let below = children(repo, oid, url, limits)?;
-            stack.push((path.clone(), below.into_iter()));
+            stack.push((path.clone(), below.into_iter(), Some(entries.len())));
         }
         entries.push(Entry {
             mode: u32::from(mode.value()),
@@ -308,7 +317,7 @@ fn list(
             path,
         });
     }
-    Ok(entries)
+    Ok(Listing { entries, dirs })
 }
 
 /// The entries of one tree object: (mode, name, id).
