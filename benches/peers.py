@@ -6,7 +6,9 @@ references/notes.md), generated here
 - in one git repository per size, served by `git http-backend` over HTTPS
   (nginx + fcgiwrap on loopback, certificate from a CA made for the run);
 - published to `skillpm-registry` (behind the same nginx, so both tools pay
-  for TLS alike) and, for skillcask, as a static Composer repository
+  for TLS alike; nginx offers HTTP/2 and HTTP/1.1 by ALPN, as any TLS
+  front does: skillpm takes HTTP/2 and multiplexes its downloads on one
+  connection, skillcask's client speaks HTTP/1.1) and, for skillcask, as a static Composer repository
   (`packages.json`, `p2/`, zips) made by `skillcask publish` from the same
   skill directories and served by the same nginx.
 
@@ -79,7 +81,7 @@ http {{
   client_max_body_size 64m;
   upstream registry {{ server {registry}; keepalive 32; }}
   server {{
-    listen 127.0.0.1:{port} ssl;
+    listen 127.0.0.1:{port} ssl http2;
     ssl_certificate {tmp}/tls/server.pem;
     ssl_certificate_key {tmp}/tls/server.key;
     keepalive_requests 100000;

@@ -195,14 +195,31 @@ impl Cache {
         if dest.is_file() {
             return Ok(());
         }
-        let dir = self.root.join(TARBALLS);
-        std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(self.tmp()?).map_err(io_at(&dir))?;
+        // Both directories exist after the first store of a cache's life:
+        // they are created when missing, not checked on every store.
+        let tmp_dir = self.root.join(TMP);
+        let mut tmp = match tempfile::NamedTempFile::new_in(&tmp_dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                tempfile::NamedTempFile::new_in(self.tmp()?)
+            }
+            made => made,
+        }
+        .map_err(io_at(&tmp_dir))?;
         io::Write::write_all(&mut tmp, bytes).map_err(io_at(&dest))?;
-        tmp.persist(&dest).map_err(|e| CacheError::Io {
+        let dest_err = |e: io::Error| CacheError::Io {
             path: dest.clone(),
-            source: e.error,
-        })?;
+            source: e,
+        };
+        match tmp.persist(&dest) {
+            Err(e) if e.error.kind() == io::ErrorKind::NotFound => {
+                let dir = self.root.join(TARBALLS);
+                std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+                e.file.persist(&dest).map_err(|e| dest_err(e.error))?;
+            }
+            done => {
+                done.map_err(|e| dest_err(e.error))?;
+            }
+        }
         Ok(())
     }
 

@@ -241,6 +241,21 @@ fn untrusted_certificate_is_one_clean_error() {
     let url = server.url("multi");
     let err = add_fails(&f, &format!("git+{url}"));
     assert!(err.contains(&url) && err.contains("certificate"), "{err}");
+    // git's reason and the in-process one differ in wording: both shown.
+    assert!(err.contains("(in process: "), "{err}");
     assert_eq!(server.requests(), [], "no request passed TLS");
     assert!(repo.join(".git").is_dir());
+}
+
+/// With no `git` to fall back to, the error is why the in-process fetch
+/// failed, not that git is missing.
+#[test]
+fn without_git_the_in_process_reason_is_the_error() {
+    let server = GitHttps::start();
+    let f = Fixture::new();
+    multi_repo(&f, &server);
+    let url = server.url("multi");
+    let err = add_fails(&f, &format!("git+{url}"));
+    assert!(err.contains(&url) && err.contains("certificate"), "{err}");
+    assert!(!err.contains("is git installed"), "{err}");
 }

@@ -302,3 +302,45 @@ fn pack_is_deterministic_and_publish_side_commands_work() {
     let out = publish.output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Behind a TLS front that offers HTTP/2 by ALPN (as nginx or a CDN in
+/// front of a registry does), a cold locked install takes HTTP/2 and
+/// multiplexes its config, yank query and downloads on one connection,
+/// instead of one TLS handshake per concurrent download.
+#[test]
+fn a_cold_install_shares_one_http2_connection_behind_a_tls_front() {
+    let mut f = Fixture::new();
+    let front = skillpm_test_support::tls_front::TlsFront::start();
+    let reg = skillpm_test_support::registry::Serve::new(common::registry_exe())
+        .data(&f.root().join("registry-data"))
+        .quiet()
+        .args(["--public-url", &front.url()])
+        .start();
+    front.forward_to(&reg.url);
+    f.extra_env.push(("SKILLPM_REGISTRY".into(), front.url()));
+    f.extra_env
+        .push(("SKILLPM_TOKEN".into(), reg.token("alice")));
+    let ca = front.ca_file().to_str().expect("utf-8 path").to_string();
+    f.extra_env.push(("SSL_CERT_FILE".into(), ca));
+    let names = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
+    for n in names {
+        let dir = skill_src(&f, n, "1.0.0", &format!("{n} body"));
+        f.ok(&["publish", dir.to_str().unwrap()]);
+    }
+    f.ok(&["init"]);
+    let mut add = vec!["add"];
+    add.extend(names);
+    f.ok(&add);
+    std::fs::remove_dir_all(f.project_root()).unwrap();
+    std::fs::remove_dir_all(&f.cache).unwrap();
+    let (connections, requests) = (front.connections(), front.versions().len());
+    f.ok(&["install", "--locked"]);
+    for n in names {
+        assert!(read(f.project_root().join(n).join("SKILL.md")).contains(&format!("{n} body")));
+    }
+    let versions = front.versions().split_off(requests);
+    // config.json, the yank query and six downloads.
+    assert!(versions.len() >= 8, "{versions:?}");
+    assert!(versions.iter().all(|v| v == "HTTP/2.0"), "{versions:?}");
+    assert_eq!(front.connections() - connections, 1, "one connection");
+}

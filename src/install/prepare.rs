@@ -32,6 +32,16 @@ pub struct Staged {
     pub from_cache: bool,
 }
 
+/// Where a needed package's bytes are found before its source is asked.
+enum Local {
+    /// Packed while resolving, this run: not "from cache".
+    Packed(Vec<u8>),
+    /// In the cache; verified before use, fetched again if it fails.
+    Cached,
+    /// Neither: fetched from its source.
+    Absent,
+}
+
 /// Each needed skill's staged tree.
 pub type Prepared = HashMap<SkillName, Staged>;
 
@@ -47,27 +57,26 @@ pub async fn prepare(
     packed: &HashMap<Checksum, Vec<u8>>,
     reporter: &dyn Reporter,
 ) -> Result<Prepared, SourceError> {
-    let mut work = Vec::new();
-    for &s in needed {
-        // A tarball packed while resolving was made this run: not "from
-        // cache". A cached tarball that no longer verifies is fetched again.
-        let local = packed
-            .get(&s.checksum)
-            .map(|b| (Some(b.clone()), false))
-            .unwrap_or((None, true));
-        work.push((s, local));
-    }
+    let work: Vec<(&LockedSkill, Local)> = needed
+        .iter()
+        .map(|&s| {
+            let local = match packed.get(&s.checksum) {
+                Some(b) => Local::Packed(b.clone()),
+                None if cache.tarball_path(&s.checksum).is_file() => Local::Cached,
+                None => Local::Absent,
+            };
+            (s, local)
+        })
+        .collect();
     // Registry packages that will be downloaded: asked about yanks in one
     // query per registry, beside the downloads.
     let mut yank_queries: BTreeMap<&str, Vec<PackageVersion>> = BTreeMap::new();
-    for (s, (bytes, _)) in &work {
-        if let (None, LockedSource::Registry { url }) = (bytes, &s.source) {
-            if !cache.tarball_path(&s.checksum).is_file() {
-                yank_queries.entry(url).or_default().push(PackageVersion {
-                    name: s.name.clone(),
-                    vers: s.version.clone(),
-                });
-            }
+    for (s, local) in &work {
+        if let (Local::Absent, LockedSource::Registry { url }) = (local, &s.source) {
+            yank_queries.entry(url).or_default().push(PackageVersion {
+                name: s.name.clone(),
+                vers: s.version.clone(),
+            });
         }
     }
     let downloads: usize = yank_queries.values().map(Vec::len).sum();
@@ -79,20 +88,27 @@ pub async fn prepare(
     // are here, on the blocking pool, while other downloads go on: the
     // network and the disk work overlap instead of taking turns.
     let staging = stream::iter(work)
-        .map(|(s, (packed_bytes, try_cache))| {
+        .map(|(s, local)| {
             let root = root.clone();
             async move {
                 let locked = s.clone();
                 let cache2 = cache.clone();
-                let local = blocking(move || match packed_bytes {
-                    Some(bytes) => verify(&locked, bytes).ok().map(|v| (v, false)),
-                    None if try_cache => cache2
-                        .read_tarball(&locked.checksum)
-                        .and_then(|b| verify(&locked, b).ok())
-                        .map(|v| (v, true)),
-                    None => None,
-                })
-                .await;
+                // An absent tarball goes straight to its source: no trip
+                // through the blocking pool before the request starts.
+                let local = match local {
+                    Local::Absent => None,
+                    local => {
+                        blocking(move || match local {
+                            Local::Packed(bytes) => verify(&locked, bytes).ok().map(|v| (v, false)),
+                            Local::Cached => cache2
+                                .read_tarball(&locked.checksum)
+                                .and_then(|b| verify(&locked, b).ok())
+                                .map(|v| (v, true)),
+                            Local::Absent => None,
+                        })
+                        .await
+                    }
+                };
                 let (v, from_cache) = match local {
                     Some(v) => v,
                     None => (fetch_one(sources, s, reporter).await?, false),

@@ -76,11 +76,30 @@ fn run(c: Command, what: &'static str, url: &GitUrl) -> Result<Vec<u8>, SourceEr
 /// through `git`.
 fn fetch_repo(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
     let repo = cache.git_dir(url.redacted().as_str());
-    if fetch::handles(url) && fetch::fetch(&repo, url).is_ok() {
-        return Ok(repo);
+    let in_process = match fetch::handles(url) {
+        true => match fetch::fetch(&repo, url) {
+            Ok(()) => return Ok(repo),
+            Err(e) => Some(e),
+        },
+        false => None,
+    };
+    match (git_fetch(&repo, url), in_process) {
+        (Ok(()), _) => Ok(repo),
+        (Err(e), None) => Err(e),
+        // Without git, its absence is not the news: why the fetch failed is.
+        (Err(SourceError::GitMissing(_)), Some(first)) => Err(first),
+        // Both failed: git's reason, and ours when it says something else
+        // (rustls's view of a certificate, say).
+        (
+            Err(SourceError::Git { what, url, detail }),
+            Some(SourceError::Git { detail: first, .. }),
+        ) if first != detail => Err(SourceError::Git {
+            what,
+            url,
+            detail: format!("{detail} (in process: {first})"),
+        }),
+        (Err(e), Some(_)) => Err(e),
     }
-    git_fetch(&repo, url)?;
-    Ok(repo)
 }
 
 /// [`fetch_repo`] through the `git` command.

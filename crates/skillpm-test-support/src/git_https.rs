@@ -39,11 +39,11 @@ pub struct Seen {
 
 /// A running server; stops (and forgets its repositories) on drop.
 pub struct GitHttps {
+    /// First, so it stops before the directory it serves goes.
+    _server: crate::background::Background,
     addr: SocketAddr,
     dir: tempfile::TempDir,
     seen: Arc<Mutex<Vec<Seen>>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl GitHttps {
@@ -53,39 +53,23 @@ impl GitHttps {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("repos")).expect("mkdir repos");
         std::fs::create_dir(dir.path().join("home")).expect("mkdir home");
-        let tls = tls_config(&dir.path().join("ca.pem"));
+        let tls = tls_config(&dir.path().join("ca.pem"), &[b"http/1.1"]);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
         let addr = listener.local_addr().expect("local addr");
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let (stop, stopped) = tokio::sync::oneshot::channel();
         let backend = Arc::new(Backend {
             root: dir.path().join("repos"),
             home: dir.path().join("home"),
             seen: seen.clone(),
         });
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                tokio::select! {
-                    _ = accept_loop(listener, tls, backend) => {}
-                    _ = stopped => {}
-                }
-            });
-            // In-flight connections and backends die with the runtime.
-            rt.shutdown_background();
+        let server = crate::background::Background::start(listener, move |listener| {
+            accept_loop(listener, tls, backend)
         });
         GitHttps {
+            _server: server,
             addr,
             dir,
             seen,
-            stop: Some(stop),
-            thread: Some(thread),
         }
     }
 
@@ -140,21 +124,10 @@ impl GitHttps {
     }
 }
 
-impl Drop for GitHttps {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 /// A CA (written to `ca_pem`) and a leaf for 127.0.0.1 signed by it, as a
 /// TLS acceptor. The leaf is not the CA itself: webpki refuses a CA
 /// certificate presented as the server's.
-fn tls_config(ca_pem: &Path) -> tokio_rustls::TlsAcceptor {
+pub(crate) fn tls_config(ca_pem: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsAcceptor {
     use rcgen::{
         BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
         KeyPair, KeyUsagePurpose,
@@ -185,7 +158,7 @@ fn tls_config(ca_pem: &Path) -> tokio_rustls::TlsAcceptor {
         .with_no_client_auth()
         .with_single_cert(vec![leaf_cert.der().clone()], key)
         .expect("server config");
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     tokio_rustls::TlsAcceptor::from(Arc::new(config))
 }
 

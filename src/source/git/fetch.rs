@@ -16,6 +16,7 @@
 
 use super::SourceError;
 use crate::project::spec::{GitScheme, GitUrl};
+use crate::source::registry::client::{chain, one_line};
 use gix::protocol::transport::client::blocking_io::http;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -37,19 +38,21 @@ pub(super) fn handles(url: &GitUrl) -> bool {
 /// Fetches [`REFSPECS`] of `url` into the bare repository at `repo`
 /// (created when missing).
 pub(super) fn fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
-    let err = |detail: String| SourceError::Git {
+    // The whole chain: gitoxide keeps the reason ("invalid peer
+    // certificate: UnknownIssuer") below "Transport handshake failed".
+    let err = |e: &dyn std::error::Error| SourceError::Git {
         what: "fetch from",
         url: url.redacted(),
-        detail: detail.replace(url.as_str(), &url.redacted()),
+        detail: one_line(&chain(e)).replace(url.as_str(), &url.redacted()),
     };
-    let repo = open(repo).map_err(|e| err(e.to_string()))?;
+    let repo = open(repo).map_err(|e| err(&*e))?;
     let remote = repo
         .remote_at(url.as_str())
         .and_then(|r| r.with_refspecs(REFSPECS, gix::remote::Direction::Fetch))
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(&e))?;
     let mut conn = remote
         .connect(gix::remote::Direction::Fetch)
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(&e))?;
     let backend = http::reqwest::Options {
         configure_client: Some(Box::new(|builder| {
             Ok(crate::source::http::blocking(builder))
@@ -63,9 +66,9 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
     conn.set_transport_options(Box::new(options));
     let interrupt = AtomicBool::new(false);
     conn.prepare_fetch(gix::progress::Discard, Default::default())
-        .map_err(|e| err(e.to_string()))?
+        .map_err(|e| err(&e))?
         .receive(gix::progress::Discard, &interrupt)
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(&e))?;
     Ok(())
 }
 
