@@ -91,23 +91,21 @@ pub async fn prepare(
         .map(|(s, local)| {
             let root = root.clone();
             async move {
-                let locked = s.clone();
-                let cache2 = cache.clone();
+                let (locked, store) = (s.clone(), cache.clone());
                 // An absent tarball goes straight to its source: no trip
                 // through the blocking pool before the request starts.
                 let local = match local {
                     Local::Absent => None,
-                    local => {
-                        blocking(move || match local {
-                            Local::Packed(bytes) => verify(&locked, bytes).ok().map(|v| (v, false)),
-                            Local::Cached => cache2
-                                .read_tarball(&locked.checksum)
-                                .and_then(|b| verify(&locked, b).ok())
-                                .map(|v| (v, true)),
-                            Local::Absent => None,
-                        })
+                    Local::Packed(bytes) => blocking(move || verify(&locked, bytes).ok())
                         .await
-                    }
+                        .map(|v| (v, false)),
+                    Local::Cached => blocking(move || {
+                        store
+                            .read_tarball(&locked.checksum)
+                            .and_then(|b| verify(&locked, b).ok())
+                    })
+                    .await
+                    .map(|v| (v, true)),
                 };
                 let (v, from_cache) = match local {
                     Some(v) => v,

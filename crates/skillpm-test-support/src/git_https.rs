@@ -53,7 +53,7 @@ impl GitHttps {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("repos")).expect("mkdir repos");
         std::fs::create_dir(dir.path().join("home")).expect("mkdir home");
-        let tls = tls_config(&dir.path().join("ca.pem"), &[b"http/1.1"]);
+        let tls = crate::tls::acceptor(&dir.path().join("ca.pem"), &[b"http/1.1"]);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -122,44 +122,6 @@ impl GitHttps {
     pub fn clear(&self) {
         self.seen.lock().expect("log").clear();
     }
-}
-
-/// A CA (written to `ca_pem`) and a leaf for 127.0.0.1 signed by it, as a
-/// TLS acceptor. The leaf is not the CA itself: webpki refuses a CA
-/// certificate presented as the server's.
-pub(crate) fn tls_config(ca_pem: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsAcceptor {
-    use rcgen::{
-        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
-        KeyPair, KeyUsagePurpose,
-    };
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("ca params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(DnType::CommonName, "skillpm test CA");
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    let ca_key = KeyPair::generate().expect("ca key");
-    let ca_cert = ca.self_signed(&ca_key).expect("ca cert");
-    std::fs::write(ca_pem, ca_cert.pem()).expect("write CA");
-    let issuer = Issuer::new(ca, ca_key);
-
-    let mut leaf = CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("leaf params");
-    leaf.distinguished_name
-        .push(DnType::CommonName, "127.0.0.1");
-    leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    let leaf_key = KeyPair::generate().expect("leaf key");
-    let leaf_cert = leaf.signed_by(&leaf_key, &issuer).expect("leaf cert");
-
-    let key =
-        rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).expect("leaf key der");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("protocol versions")
-        .with_no_client_auth()
-        .with_single_cert(vec![leaf_cert.der().clone()], key)
-        .expect("server config");
-    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    tokio_rustls::TlsAcceptor::from(Arc::new(config))
 }
 
 async fn accept_loop(

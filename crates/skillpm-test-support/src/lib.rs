@@ -8,5 +8,6 @@ mod background;
 pub mod git_https;
 pub mod registry;
 pub mod seeded;
+mod tls;
 pub mod tls_front;
 pub mod tree;

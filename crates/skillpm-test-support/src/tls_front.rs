@@ -35,7 +35,7 @@ impl TlsFront {
     /// [`TlsFront::forward_to`] names the upstream.
     pub fn start() -> TlsFront {
         let dir = tempfile::tempdir().expect("tempdir");
-        let tls = crate::git_https::tls_config(&dir.path().join("ca.pem"), &[b"h2", b"http/1.1"]);
+        let tls = crate::tls::acceptor(&dir.path().join("ca.pem"), &[b"h2", b"http/1.1"]);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {

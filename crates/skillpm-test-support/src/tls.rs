@@ -1,0 +1,43 @@
+//! The test servers' TLS: a CA made at start-up and a certificate for
+//! 127.0.0.1 it signed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+/// A CA (written to `ca_pem`) and a leaf for 127.0.0.1 signed by it, as a
+/// TLS acceptor. The leaf is not the CA itself: webpki refuses a CA
+/// certificate presented as the server's.
+pub(crate) fn acceptor(ca_pem: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsAcceptor {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+        KeyPair, KeyUsagePurpose,
+    };
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "skillpm test CA");
+    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let ca_key = KeyPair::generate().expect("ca key");
+    let ca_cert = ca.self_signed(&ca_key).expect("ca cert");
+    std::fs::write(ca_pem, ca_cert.pem()).expect("write CA");
+    let issuer = Issuer::new(ca, ca_key);
+
+    let mut leaf = CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("leaf params");
+    leaf.distinguished_name
+        .push(DnType::CommonName, "127.0.0.1");
+    leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let leaf_key = KeyPair::generate().expect("leaf key");
+    let leaf_cert = leaf.signed_by(&leaf_key, &issuer).expect("leaf cert");
+
+    let key =
+        rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).expect("leaf key der");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("protocol versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf_cert.der().clone()], key)
+        .expect("server config");
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
