@@ -2,6 +2,7 @@
 //! TLS crypto provider, shared by the registry client and the well-known
 //! source.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::Duration;
 
@@ -58,4 +59,31 @@ fn use_ring() {
         // Fails only if a provider is installed already, which is as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
+}
+
+/// Sends a client's first request alone. Until one connection to the
+/// server exists, reqwest cannot know the server speaks HTTP/2, so every
+/// request started meanwhile opens its own connection and TLS handshake:
+/// ten concurrent index queries made ten handshakes, to use one
+/// connection. Once the first request has its answer (or has failed),
+/// the rest go concurrently: over that one HTTP/2 connection, or over as
+/// many HTTP/1.1 connections as they need.
+#[derive(Debug, Default)]
+pub struct FirstAlone {
+    opened: AtomicBool,
+    gate: tokio::sync::Mutex<()>,
+}
+
+impl FirstAlone {
+    pub async fn send(&self, req: reqwest::RequestBuilder) -> reqwest::Result<reqwest::Response> {
+        if !self.opened.load(Ordering::Acquire) {
+            let _alone = self.gate.lock().await;
+            if !self.opened.load(Ordering::Acquire) {
+                let resp = req.send().await;
+                self.opened.store(true, Ordering::Release);
+                return resp;
+            }
+        }
+        req.send().await
+    }
 }

@@ -12,6 +12,7 @@
 //! what they install, not with choosing who else learns either.
 
 use crate::project::spec::mask_userinfo;
+use crate::source::http::FirstAlone;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use reqwest::{Method, StatusCode};
 use skillpm_core::protocol::{
@@ -103,6 +104,7 @@ pub struct RegistryClient {
     host: String,
     token: Option<String>,
     http: reqwest::Client,
+    first: Arc<FirstAlone>,
     config: Arc<tokio::sync::OnceCell<RegistryConfig>>,
 }
 
@@ -166,6 +168,7 @@ impl RegistryClient {
             host,
             token: token.filter(|t| !t.is_empty()),
             http,
+            first: Arc::default(),
             config: Arc::new(tokio::sync::OnceCell::new()),
         })
     }
@@ -384,13 +387,8 @@ impl RegistryClient {
         loop {
             attempt += 1;
             let last = attempt >= GET_ATTEMPTS;
-            match self
-                .http
-                .get(url.clone())
-                .headers(headers.clone())
-                .send()
-                .await
-            {
+            let req = self.http.get(url.clone()).headers(headers.clone());
+            match self.first.send(req).await {
                 Ok(resp) if resp.status().is_server_error() && !last => {}
                 Ok(resp) => return self.check(resp).await,
                 // `is_request` covers a kept-alive connection the server
@@ -412,7 +410,7 @@ impl RegistryClient {
         &self,
         req: reqwest::RequestBuilder,
     ) -> Result<T> {
-        let resp = req.send().await.map_err(|e| self.transport(&e))?;
+        let resp = self.first.send(req).await.map_err(|e| self.transport(&e))?;
         let resp = self.check(resp).await?;
         let body = self.read_capped(resp, MAX_JSON_BYTES).await?;
         serde_json::from_slice(&body).map_err(|e| self.invalid(e.to_string()))

@@ -4,7 +4,8 @@
 use super::entry_path::validate_path;
 use super::{Limits, MemEntry, PackError, MAX_DEPTH};
 use crate::checksum::Checksum;
-use flate2::{Compression, GzBuilder};
+use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Write};
@@ -13,6 +14,10 @@ use tar::{Builder, EntryType, Header};
 
 /// Fixed modification time written into every tar header.
 const FIXED_MTIME: u64 = 0;
+
+/// The gzip level of every package made here. Never changes: the lock
+/// checksum of a git or path skill is the sha256 of these bytes.
+const LEVEL: u32 = 9;
 
 enum PackItemKind {
     Dir,
@@ -191,11 +196,11 @@ fn pack_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError
         }
     }
 
-    let encoder = GzBuilder::new()
-        .mtime(0)
-        .operating_system(255)
-        .write(Vec::new(), Compression::new(9));
-    let mut builder = Builder::new(encoder);
+    let size = items.iter().map(|i| match &i.kind {
+        PackItemKind::Data { data, .. } => 1024 + data.len(),
+        _ => 1024,
+    });
+    let mut builder = Builder::new(Vec::with_capacity(size.sum::<usize>() + 1024));
     for item in &items {
         match &item.kind {
             PackItemKind::Dir => {
@@ -214,8 +219,43 @@ fn pack_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError
             }
         }
     }
-    let encoder = builder.into_inner().map_err(io_pack(dir))?;
-    encoder.finish().map_err(io_pack(dir))
+    let tar = builder.into_inner().map_err(io_pack(dir))?;
+    gzip(&tar).map_err(io_pack(dir))
+}
+
+/// `tar` gzipped at [`LEVEL`] with mtime 0 and OS 255: the bytes
+/// `GzBuilder::new().mtime(0).operating_system(255)` writes, made in one
+/// call on this thread's compressor. Setting up a compressor (some 300 KB
+/// of tables to zero) cost as much as compressing a skill, so each thread
+/// does it once rather than once per package.
+fn gzip(tar: &[u8]) -> io::Result<Vec<u8>> {
+    thread_local! {
+        static DEFLATE: RefCell<Compress> =
+            RefCell::new(Compress::new(Compression::new(LEVEL), false));
+    }
+    // ID1 ID2 CM FLG MTIME(4) XFL (2: the slowest level) OS (255: unknown).
+    const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 255];
+    let mut out = Vec::with_capacity(tar.len() / 4 + 64);
+    out.extend_from_slice(&HEADER);
+    DEFLATE.with_borrow_mut(|deflate| -> io::Result<()> {
+        deflate.reset();
+        loop {
+            let done = deflate.total_in() as usize;
+            let status = deflate
+                .compress_vec(&tar[done..], &mut out, FlushCompress::Finish)
+                .map_err(io::Error::other)?;
+            if status == Status::StreamEnd {
+                return Ok(());
+            }
+            out.reserve(out.capacity().max(4096));
+        }
+    })?;
+    let mut crc = Crc::new();
+    crc.update(tar);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    // ISIZE is the length modulo 2^32.
+    out.extend_from_slice(&(tar.len() as u32).to_le_bytes());
+    Ok(out)
 }
 
 fn append_file<W: Write>(

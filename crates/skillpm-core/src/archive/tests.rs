@@ -209,6 +209,81 @@ fn pack_is_deterministic_and_round_trips() {
     assert_eq!(pack_dir(&dest).unwrap(), a);
 }
 
+/// A tree whose files exercise every path of the compressor: empty,
+/// tiny, highly repetitive and incompressible, larger than one deflate
+/// block and than one gzip write.
+fn compressor_tree() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    fs::write(p.join("SKILL.md"), "---\nname: demo\ndescription: d\n---\n").unwrap();
+    fs::write(p.join("empty.txt"), "").unwrap();
+    fs::write(
+        p.join("lorem.md"),
+        "lorem ipsum dolor sit amet ".repeat(20_000),
+    )
+    .unwrap();
+    // A fixed pseudo-random stream (xorshift): incompressible, the same on
+    // every machine.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let noise: Vec<u8> = (0..300_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    fs::create_dir_all(p.join("data")).unwrap();
+    fs::write(p.join("data/noise.bin"), noise).unwrap();
+    t
+}
+
+/// The lock checksum of every git and path skill is the sha256 of these
+/// bytes, so they may never change: not with a refactor of the packer,
+/// nor with an upgrade of the compressor underneath it. A change here
+/// breaks every existing lock with a git or path skill.
+#[test]
+fn packed_bytes_never_change() {
+    let tree = compressor_tree();
+    let packed = pack_dir(tree.path()).unwrap();
+    assert_eq!(
+        Checksum::of_bytes(&packed).to_string(),
+        "sha256:52cb7ea4466c5f6b728e1cd68dee7198c3fa01ee97daf79fb9a8cf42f2f5b350"
+    );
+}
+
+/// The packer compresses each tar in one call on a compressor kept per
+/// thread; the result must be exactly what a fresh gzip encoder fed the
+/// tar stream piecemeal writes, whatever the thread packed before.
+#[test]
+fn packing_matches_a_fresh_streaming_gzip_encoder() {
+    let reference = |packed: &[u8]| {
+        let mut tar = Vec::new();
+        GzDecoder::new(packed).read_to_end(&mut tar).unwrap();
+        let mut enc = GzBuilder::new()
+            .mtime(0)
+            .operating_system(255)
+            .write(Vec::new(), Compression::best());
+        for piece in tar.chunks(512) {
+            enc.write_all(piece).unwrap();
+        }
+        enc.finish().unwrap()
+    };
+    let big = compressor_tree();
+    let small = sample_tree();
+    // Big, small, big again on this thread: the reused compressor must
+    // carry nothing from one package to the next.
+    for dir in [big.path(), small.path(), big.path()] {
+        let packed = pack_dir(dir).unwrap();
+        assert_eq!(packed, reference(&packed), "{}", dir.display());
+    }
+    let path = small.path().to_path_buf();
+    let on_fresh_thread = std::thread::spawn(move || pack_dir(&path).unwrap())
+        .join()
+        .unwrap();
+    assert_eq!(on_fresh_thread, pack_dir(small.path()).unwrap());
+}
+
 #[test]
 fn pack_to_file_writes_atomically() {
     let tree = sample_tree();
