@@ -18,6 +18,7 @@ pub mod source;
 mod cache;
 mod fs;
 mod install;
+mod parallel;
 mod resolve;
 
 pub use cache::Cache;

@@ -191,7 +191,7 @@ fn add_all_fetches_the_repository_once() {
     let log = f.root().join("git.log");
     logging_git(&f, &log);
     let repo = f.root().join("big");
-    for i in 0..40 {
+    for i in 0..80 {
         let dir = match i % 4 {
             0 => format!("skills/s{i:02}"),
             1 => format!("skills/.curated/s{i:02}"),
@@ -210,9 +210,12 @@ fn add_all_fetches_the_repository_once() {
     f.ok(&["add", &url(&repo), "--all"]);
     assert_eq!(fetches(&log), 1, "{}", read(&log));
     let lock = read(&f.project.join("skills.lock"));
-    assert_eq!(lock.matches("[[skill]]").count(), 40);
-    for i in 0..40 {
-        assert!(f.project_root().join(format!("s{i:02}/SKILL.md")).is_file());
+    assert_eq!(lock.matches("[[skill]]").count(), 80);
+    for i in 0..80 {
+        // Enough skills that discovery is spread over threads: each name
+        // must still come with its own directory.
+        let md = read(&f.project_root().join(format!("s{i:02}/SKILL.md")));
+        assert!(md.contains(&format!("description: skill {i}\n")), "{md}");
     }
     // Installing again from the lock changes nothing and fetches nothing.
     f.ok(&["install", "--locked"]);

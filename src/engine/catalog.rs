@@ -253,27 +253,8 @@ impl Catalog {
 /// Parses every `SKILL.md`, spread over the available cores: reading and
 /// YAML parsing dominate `status` on large trees.
 fn parse_all(found: &[Found]) -> Vec<Result<SkillDoc, SkillError>> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    if threads <= 1 || found.len() < 64 {
-        return found.iter().map(|f| skill::read(&f.skill_md)).collect();
-    }
-    let chunk = found.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = found
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|f| skill::read(&f.skill_md)).collect()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    vec![Err(SkillError::Io("parser thread failed".into())); chunk]
-                })
-            })
-            .collect()
+    crate::parallel::chunked(found, 64, |part| {
+        part.iter().map(|f| skill::read(&f.skill_md)).collect()
     })
 }
 

@@ -305,10 +305,12 @@ fn found_skills(files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
             tops.push(f);
         }
     }
-    let mut out: Vec<FoundSkill> = tops
-        .into_iter()
-        .map(|(d, body)| found(Some(d.clone()), body))
-        .collect();
+    // A thousand frontmatters to parse: spread over the cores.
+    let mut out = crate::parallel::chunked(&tops, 64, |part| {
+        part.iter()
+            .map(|(d, body)| found(Some(d.clone()), body))
+            .collect()
+    });
     out.sort_by(|a, b| a.command.cmp(&b.command).then(a.dir.cmp(&b.dir)));
     out
 }

@@ -223,14 +223,19 @@ pub(super) fn skill_files(
     wanted.sort_by(|a, b| a.0.cmp(&b.0));
     // `SKILL.md` wins over `skill.md` in the same directory.
     wanted.dedup_by(|b, a| a.0 == b.0);
-    wanted
-        .into_iter()
-        .map(|(dir, e)| {
-            let body =
-                blob(&repo, e).map_err(|err| objects::error("reading objects of", url, err))?;
-            Ok((dir, body))
-        })
-        .collect()
+    // Decoding a thousand blobs is worth the second core.
+    crate::parallel::chunked(&wanted, 64, |part| {
+        let repo = shared.repo.to_thread_local();
+        part.iter()
+            .map(|(dir, e)| {
+                let body =
+                    blob(&repo, e).map_err(|err| objects::error("reading objects of", url, err))?;
+                Ok((dir.clone(), body))
+            })
+            .collect()
+    })
+    .into_iter()
+    .collect()
 }
 
 /// The body of the blob `e`, which must be the size the tree listed for
