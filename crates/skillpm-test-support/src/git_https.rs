@@ -129,26 +129,11 @@ async fn accept_loop(
     tls: tokio_rustls::TlsAcceptor,
     backend: Arc<Backend>,
 ) {
-    loop {
-        let Ok((tcp, peer)) = listener.accept().await else {
-            continue;
-        };
-        let tls = tls.clone();
+    let handle = move |req, peer| {
         let backend = backend.clone();
-        tokio::spawn(async move {
-            // A client that refuses the certificate ends here.
-            let Ok(stream) = tls.accept(tcp).await else {
-                return;
-            };
-            let service = hyper::service::service_fn(move |req| {
-                let backend = backend.clone();
-                async move { Ok::<_, std::convert::Infallible>(backend.handle(req, peer).await) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
-    }
+        async move { backend.handle(req, peer).await }
+    };
+    crate::tls::serve(listener, tls, || {}, handle).await
 }
 
 /// Runs `git http-backend` for each request.

@@ -41,3 +41,45 @@ pub(crate) fn acceptor(ca_pem: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsAccept
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     tokio_rustls::TlsAcceptor::from(Arc::new(config))
 }
+
+/// Serves TLS connections on `listener` until the task is dropped: each
+/// accepted handshake counts through `on_connection`, then every request
+/// on it goes to `handle` (HTTP/1.1 or HTTP/2, as ALPN agreed). A client
+/// that refuses the certificate ends at the handshake.
+pub(crate) async fn serve<H, F>(
+    listener: tokio::net::TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+    on_connection: impl Fn() + Send + Sync + 'static,
+    handle: H,
+) where
+    H: Fn(hyper::Request<hyper::body::Incoming>, std::net::SocketAddr) -> F
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    F: std::future::Future<Output = hyper::Response<http_body_util::Full<hyper::body::Bytes>>>
+        + Send
+        + 'static,
+{
+    let on_connection = Arc::new(on_connection);
+    loop {
+        let Ok((tcp, peer)) = listener.accept().await else {
+            continue;
+        };
+        let (tls, handle, on_connection) = (tls.clone(), handle.clone(), on_connection.clone());
+        tokio::spawn(async move {
+            let Ok(stream) = tls.accept(tcp).await else {
+                return;
+            };
+            on_connection();
+            let service = hyper::service::service_fn(move |req| {
+                let reply = handle(req, peer);
+                async move { Ok::<_, std::convert::Infallible>(reply.await) }
+            });
+            let _ =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+        });
+    }
+}

@@ -86,26 +86,15 @@ async fn accept_loop(
     tls: tokio_rustls::TlsAcceptor,
     shared: Arc<Shared>,
 ) {
-    loop {
-        let Ok((tcp, _)) = listener.accept().await else {
-            continue;
-        };
-        let (tls, shared) = (tls.clone(), shared.clone());
-        tokio::spawn(async move {
-            let Ok(stream) = tls.accept(tcp).await else {
-                return;
-            };
-            shared.connections.fetch_add(1, Ordering::SeqCst);
-            let service = hyper::service::service_fn(move |req| {
-                let shared = shared.clone();
-                async move { Ok::<_, std::convert::Infallible>(forward(&shared, req).await) }
-            });
-            let _ =
-                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-        });
-    }
+    let counted = shared.clone();
+    let on_connection = move || {
+        counted.connections.fetch_add(1, Ordering::SeqCst);
+    };
+    let handle = move |req, _peer| {
+        let shared = shared.clone();
+        async move { forward(&shared, req).await }
+    };
+    crate::tls::serve(listener, tls, on_connection, handle).await
 }
 
 async fn forward(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
