@@ -31,23 +31,60 @@ pub fn fs_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error
 /// the new file, never a torn one: write a temporary file in the same
 /// directory, fsync it, then rename over the target. An existing file's
 /// permissions are kept (the temporary file would otherwise be 0600).
-pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
-    replace(path, contents.as_bytes(), true)
+pub fn write_atomic(path: &Path, contents: &str) -> Result<(), FsError> {
+    write_atomic_all(&[(path, contents)])
+}
+
+/// [`write_atomic`] for several files behind one barrier: every new file
+/// is written and synced before the first rename, and each directory is
+/// synced once after the last. A lock and a manifest written one after
+/// the other cost four journal commits (file, directory, file,
+/// directory); together they cost two. The renames happen in the order
+/// given, so a crash between them leaves the earlier files new and the
+/// later ones old, as writing them one by one would.
+pub fn write_atomic_all(files: &[(&Path, &str)]) -> Result<(), FsError> {
+    let mut staged = Vec::with_capacity(files.len());
+    for (path, contents) in files {
+        let tmp = stage(path, contents.as_bytes()).map_err(fs_err("write", path))?;
+        staged.push((*path, tmp));
+    }
+    for (path, tmp) in &staged {
+        tmp.as_file().sync_all().map_err(fs_err("sync", path))?;
+    }
+    let mut dirs: Vec<&Path> = Vec::new();
+    for (path, tmp) in staged {
+        tmp.persist(path)
+            .map_err(|e| fs_err("replace", path)(e.error))?;
+        let dir = parent(path);
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    // Make the renames themselves durable; not supported everywhere, so a
+    // failure here is not an error.
+    #[cfg(unix)]
+    for dir in dirs {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
 }
 
 /// Like [`write_atomic`] without the fsyncs: readers still never see a torn
 /// file, but a crash may lose the write. For caches, where a lost write
 /// only costs a refetch.
 pub fn replace_file(path: &Path, contents: &[u8]) -> io::Result<()> {
-    replace(path, contents, false)
+    stage(path, contents)?
+        .persist(path)
+        .map(drop)
+        .map_err(|e| e.error)
 }
 
-fn replace(path: &Path, contents: &[u8], durable: bool) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+/// A temporary file beside `path` holding `contents`, with the
+/// permissions `path` has (or 0644 when it is new).
+fn stage(path: &Path, contents: &[u8]) -> io::Result<tempfile::NamedTempFile> {
+    let mut tmp = tempfile::NamedTempFile::new_in(parent(path))?;
     tmp.write_all(contents)?;
     let perms = match std::fs::metadata(path) {
         Ok(m) => Some(m.permissions()),
@@ -56,19 +93,15 @@ fn replace(path: &Path, contents: &[u8], durable: bool) -> io::Result<()> {
     if let Some(p) = perms {
         tmp.as_file().set_permissions(p)?;
     }
-    if durable {
-        tmp.as_file().sync_all()?;
+    Ok(tmp)
+}
+
+/// The directory a file lives in (`.` for a bare file name).
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
-    tmp.persist(path).map_err(|e| e.error)?;
-    // Make the rename itself durable; not supported everywhere, so a
-    // failure here is not an error.
-    #[cfg(unix)]
-    if durable {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
 }
 
 #[cfg(unix)]
@@ -146,5 +179,26 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "three\n");
         let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(leftovers, 1);
+    }
+
+    #[test]
+    fn write_atomic_all_replaces_every_file_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let (lock, manifest) = (
+            dir.path().join("skills.lock"),
+            dir.path().join("skills.toml"),
+        );
+        std::fs::write(&manifest, "old\n").unwrap();
+        write_atomic_all(&[(&lock, "lock\n"), (&manifest, "manifest\n")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&lock).unwrap(), "lock\n");
+        assert_eq!(std::fs::read_to_string(&manifest).unwrap(), "manifest\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        // A file that cannot be staged (its directory is missing) fails
+        // the call before anything is renamed.
+        let missing = dir.path().join("gone").join("skills.toml");
+        let err = write_atomic_all(&[(&lock, "new lock\n"), (&missing, "x")]).unwrap_err();
+        assert_eq!(err.path, missing);
+        assert_eq!(std::fs::read_to_string(&lock).unwrap(), "lock\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

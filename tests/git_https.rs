@@ -100,22 +100,29 @@ fn add_all_over_https_fetches_in_process() {
     assert_installed_trees(&f.project, &repo);
 }
 
+/// A project that added every skill of `multi` over https, copied to
+/// `cold` (returned last) with the cache emptied and the server's log and
+/// the git log cleared: what a restore on a fresh machine starts from.
+fn added_then_cold(server: &GitHttps) -> (Fixture, PathBuf, PathBuf, PathBuf) {
+    let (f, log) = trusting(server);
+    let repo = multi_repo(&f, server);
+    f.ok(&["init"]);
+    f.ok(&["add", "--all", &format!("git+{}", server.url("multi"))]);
+    let cold = f.root().join("cold");
+    copy_project(&f.project, &cold);
+    std::fs::remove_dir_all(f.cache.join("skillpm")).unwrap();
+    server.clear();
+    std::fs::remove_file(&log).ok();
+    (f, log, repo, cold)
+}
+
 /// A lock restores over https with the cache gone (`--locked`: a fetch,
 /// in process, of the same trees; `--frozen` refuses without asking the
 /// server) and with the git cache warm (`--frozen`: no request at all).
 #[test]
 fn locked_install_from_https_lock() {
     let server = GitHttps::start();
-    let (f, log) = trusting(&server);
-    let repo = multi_repo(&f, &server);
-    f.ok(&["init"]);
-    f.ok(&["add", "--all", &format!("git+{}", server.url("multi"))]);
-
-    let cold = f.root().join("cold");
-    copy_project(&f.project, &cold);
-    std::fs::remove_dir_all(f.cache.join("skillpm")).unwrap();
-    server.clear();
-    std::fs::remove_file(&log).ok();
+    let (f, log, repo, cold) = added_then_cold(&server);
     let cold_dir = cold.to_str().unwrap();
     let out = f.skillpm(&["--quiet", "-C", cold_dir, "install", "--frozen"]);
     assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
@@ -123,10 +130,28 @@ fn locked_install_from_https_lock() {
     assert_eq!(server.requests(), [], "--frozen stays offline");
     f.ok(&["-C", cold_dir, "install", "--locked"]);
     assert_in_process(&log);
-    assert!(
-        server.counts().contains_key("/multi.git/git-upload-pack"),
-        "the empty cache fetched again: {:?}",
-        server.counts()
+    // The lock names the commit: one protocol v2 request fetches it,
+    // without listing the refs first.
+    let seen: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|s| {
+            (
+                s.method.clone(),
+                s.path.clone(),
+                s.git_protocol.clone(),
+                s.status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(
+            "POST".to_string(),
+            "/multi.git/git-upload-pack".to_string(),
+            "version=2".to_string(),
+            200
+        )]
     );
     assert_installed_trees(&cold, &repo);
     assert_eq!(lock_skills(&cold), lock_skills(&f.project));
@@ -145,6 +170,30 @@ fn locked_install_from_https_lock() {
     assert_eq!(server.requests(), [], "the locked commit is cached");
     assert_in_process(&log);
     assert_installed_trees(&warm, &repo);
+}
+
+/// A server that never hears the client asked for protocol v2 (git
+/// before 2.18, a proxy that drops `Git-Protocol`) answers the one-request
+/// fetch of a locked commit with an error; the restore falls back to the
+/// whole fetch and installs the same trees.
+#[test]
+fn locked_install_falls_back_when_the_server_only_speaks_v0() {
+    let server = GitHttps::start();
+    let (f, log, repo, cold) = added_then_cold(&server);
+    server.speak_only_v0();
+    f.ok(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
+    assert_in_process(&log);
+    let paths: Vec<String> = server.requests().iter().map(|s| s.path.clone()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/multi.git/git-upload-pack",
+            "/multi.git/info/refs",
+            "/multi.git/git-upload-pack"
+        ]
+    );
+    assert_installed_trees(&cold, &repo);
+    assert_eq!(lock_skills(&cold), lock_skills(&f.project));
 }
 
 /// `@REF` picks a tag or a branch; without it the default branch wins.

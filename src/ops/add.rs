@@ -10,7 +10,6 @@ use super::sync::Run;
 use super::{Options, Summary};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::fs::write_atomic;
 use crate::project::manifest::{Dependency, Manifest, ManifestEditor};
 use crate::project::spec::{self, Spec};
 use crate::project::{Project, ProjectError};
@@ -106,27 +105,23 @@ pub fn add(
         _ => false,
     };
     let refresh = Refresh::Only(names.iter().filter(|n| !unchanged(n)).cloned().collect());
-    let summary = run.sync(&manifest, &refresh, reporter)?;
-    // A bare `add NAME` records `^<resolved version>`, as `cargo add`
-    // does, so a later `update` cannot jump a major version.
-    let lock = project.read_lock()?;
-    for (name, (_, dep)) in names.iter().zip(&deps) {
-        if let (Dependency::Registry { req, registry }, Some(l)) = (dep, lock.get(name)) {
-            if *req == VersionReq::STAR {
-                let caret = Dependency::Registry {
-                    req: caret(&l.version),
-                    registry: registry.clone(),
-                };
-                editor.set_dependency(name, &caret);
+    run.sync_writing(&manifest, &refresh, reporter, |lock| {
+        // A bare `add NAME` records `^<resolved version>`, as `cargo add`
+        // does, so a later `update` cannot jump a major version.
+        for (name, (_, dep)) in names.iter().zip(&deps) {
+            if let (Dependency::Registry { req, registry }, Some(l)) = (dep, lock.get(name)) {
+                if *req == VersionReq::STAR {
+                    let caret = Dependency::Registry {
+                        req: caret(&l.version),
+                        registry: registry.clone(),
+                    };
+                    editor.set_dependency(name, &caret);
+                }
             }
         }
-    }
-    let new_text = editor.to_string();
-    if new_text != text {
-        write_atomic(&project.manifest_path, &new_text)
-            .map_err(Error::io(&project.manifest_path))?;
-    }
-    Ok(summary)
+        let new_text = editor.to_string();
+        (new_text != text).then_some(new_text)
+    })
 }
 
 /// The skills an `add` error asks the user to choose from, one line

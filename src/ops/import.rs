@@ -15,7 +15,6 @@ use super::{Options, Summary};
 use crate::engine::agents::{self, SHARED};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::fs::write_atomic;
 use crate::install::{Marker, STAGING_PREFIX};
 use crate::project::manifest::{Dependency, Manifest, ManifestEditor};
 use crate::project::spec::{self, GitRef, GitUrl, WellKnownUrl};
@@ -156,9 +155,7 @@ fn write_and_sync(
     let text = editor.to_string();
     let manifest = Manifest::parse(&text, &project.manifest_path)?;
     let names: BTreeSet<SkillName> = wanted.iter().map(|e| e.name.clone()).collect();
-    let summary = run.sync(&manifest, &Refresh::Only(names), reporter)?;
-    write_atomic(&project.manifest_path, &text).map_err(Error::io(&project.manifest_path))?;
-    Ok(summary)
+    run.sync_writing(&manifest, &Refresh::Only(names), reporter, |_| Some(text))
 }
 
 /// `[install] targets` where vercel's tool put the skills: the shared

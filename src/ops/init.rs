@@ -35,7 +35,7 @@ pub fn init(env: &Environment) -> Result<Initialized> {
             .collect();
     let shared = dir.join(SHARED).is_dir();
     std::fs::create_dir_all(&dir).map_err(Error::io(&dir))?;
-    write_atomic(&path, &template(&detected, shared)).map_err(Error::io(&path))?;
+    write_atomic(&path, &template(&detected, shared))?;
     Ok(Initialized { path, detected })
 }
 

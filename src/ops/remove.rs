@@ -4,7 +4,6 @@ use super::sync::Run;
 use super::{parse_name, Options, Summary};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::fs::write_atomic;
 use crate::project::manifest::{Manifest, ManifestEditor};
 use crate::project::Project;
 use crate::report::Reporter;
@@ -27,7 +26,5 @@ pub fn remove(
     }
     let new_text = editor.to_string();
     let manifest = Manifest::parse(&new_text, &project.manifest_path)?;
-    let summary = run.sync(&manifest, &Refresh::Nothing, reporter)?;
-    write_atomic(&project.manifest_path, &new_text).map_err(Error::io(&project.manifest_path))?;
-    Ok(summary)
+    run.sync_writing(&manifest, &Refresh::Nothing, reporter, |_| Some(new_text))
 }

@@ -8,7 +8,7 @@
 use super::{parse_name, runtime, Options, Summary};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::fs::write_atomic;
+use crate::fs::write_atomic_all;
 use crate::install::{self, Action, Plan, Prepared};
 use crate::project::lockfile::{LockedSkill, Lockfile};
 use crate::project::manifest::Manifest;
@@ -89,6 +89,20 @@ impl<'a> Run<'a> {
         refresh: &Refresh,
         reporter: &dyn Reporter,
     ) -> Result<Summary> {
+        self.sync_writing(manifest, refresh, reporter, |_| None)
+    }
+
+    /// [`Run::sync`] for a command that also rewrites the manifest:
+    /// `manifest_text` gets the new lock and returns the text to write, if
+    /// any. Lock and manifest are written together, behind one fsync
+    /// barrier ([`write_atomic_all`]), and only once everything installed.
+    pub fn sync_writing(
+        &self,
+        manifest: &Manifest,
+        refresh: &Refresh,
+        reporter: &dyn Reporter,
+        manifest_text: impl FnOnce(&Lockfile) -> Option<String>,
+    ) -> Result<Summary> {
         let start = Instant::now();
         let project = self.project;
         let old_text = project.lock_text()?;
@@ -161,14 +175,20 @@ impl<'a> Run<'a> {
         }
         let new_text = new.to_toml_string();
         let empty_and_absent = old_text.is_none() && new.skills.is_empty();
+        let mut files = Vec::new();
         if old_text.as_deref() != Some(new_text.as_str())
             && !self.opts.locked
             && !self.opts.frozen
             && !empty_and_absent
         {
-            write_atomic(&project.lock_path, &new_text).map_err(Error::io(&project.lock_path))?;
+            files.push((project.lock_path.as_path(), new_text.as_str()));
             summary.lock_written = true;
         }
+        let manifest_text = manifest_text(&new);
+        if let Some(text) = &manifest_text {
+            files.push((project.manifest_path.as_path(), text.as_str()));
+        }
+        write_atomic_all(&files)?;
         summary.elapsed = start.elapsed();
         Ok(summary)
     }

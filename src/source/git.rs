@@ -189,6 +189,17 @@ fn has_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
             .is_ok_and(|r| objects::tree_of(&r.to_thread_local(), commit).is_some())
 }
 
+/// Fetches `commit` alone, in one request ([`fetch::fetch_commit`]), when
+/// the URL is one this process fetches. `false` means "do the whole
+/// fetch": its errors (and the `git` fallback) are the ones worth
+/// reporting.
+fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
+    let repo = cache.git_dir(url.redacted().as_str());
+    fetch::handles(url)
+        && fetch::fetch_commit(&repo, url, commit).is_ok()
+        && has_commit(cache, url, commit)
+}
+
 /// A skill packed from a commit: what it says it is, and its tarball.
 #[derive(Clone)]
 struct Packed {
@@ -351,7 +362,8 @@ pub struct GitSource {
     resolved: Memo<Resolution>,
     /// `url#ref` → commit.
     refs: Memo<String>,
-    /// `url#commit` → whether the bare clone holds it.
+    /// `url#commit` → whether the bare clone holds it (fetching it alone
+    /// when it does not).
     present: Memo<bool>,
     /// `url#commit` → what its skills share.
     trees: Memo<Arc<export::Shared>>,
@@ -547,8 +559,10 @@ impl Source for GitSource {
         let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
         let present = *cell
             .get_or_try_init(|| {
-                let (u, c) = (url.clone(), commit.clone());
-                self.blocking(move |cache| Ok(has_commit(cache, &u, &c)))
+                let (u, c, offline) = (url.clone(), commit.clone(), self.offline);
+                self.blocking(move |cache| {
+                    Ok(has_commit(cache, &u, &c) || (!offline && fetch_commit(cache, &u, &c)))
+                })
             })
             .await?;
         if !present {

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncWriteExt;
 
@@ -44,6 +45,7 @@ pub struct GitHttps {
     addr: SocketAddr,
     dir: tempfile::TempDir,
     seen: Arc<Mutex<Vec<Seen>>>,
+    v0_only: Arc<AtomicBool>,
 }
 
 impl GitHttps {
@@ -57,10 +59,12 @@ impl GitHttps {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let seen = Arc::new(Mutex::new(Vec::new()));
+        let v0_only = Arc::new(AtomicBool::new(false));
         let backend = Arc::new(Backend {
             root: dir.path().join("repos"),
             home: dir.path().join("home"),
             seen: seen.clone(),
+            v0_only: v0_only.clone(),
         });
         let server = crate::background::Background::start(listener, move |listener| {
             accept_loop(listener, tls, backend)
@@ -70,7 +74,15 @@ impl GitHttps {
             addr,
             dir,
             seen,
+            v0_only,
         }
+    }
+
+    /// From now on, serves as a server older than git 2.18 (or behind a
+    /// proxy that drops the `Git-Protocol` header) does: the backend never
+    /// hears that a client asked for protocol v2.
+    pub fn speak_only_v0(&self) {
+        self.v0_only.store(true, Ordering::SeqCst);
     }
 
     /// Serves the repository at `repo` (a work tree with `.git`, or a bare
@@ -141,6 +153,7 @@ struct Backend {
     root: PathBuf,
     home: PathBuf,
     seen: Arc<Mutex<Vec<Seen>>>,
+    v0_only: Arc<AtomicBool>,
 }
 
 impl Backend {
@@ -175,7 +188,7 @@ impl Backend {
                     ("QUERY_STRING", seen.query.clone()),
                     ("CONTENT_TYPE", header("content-type")),
                     ("CONTENT_LENGTH", body.len().to_string()),
-                    ("GIT_PROTOCOL", seen.git_protocol.clone()),
+                    ("GIT_PROTOCOL", self.git_protocol(&seen)),
                     ("HTTP_CONTENT_ENCODING", header("content-encoding")),
                     ("REMOTE_ADDR", peer.ip().to_string()),
                 ];
@@ -186,6 +199,14 @@ impl Backend {
         seen.status = response.status().as_u16();
         self.seen.lock().expect("log").push(seen);
         response
+    }
+
+    /// The protocol the backend is told the client asked for.
+    fn git_protocol(&self, seen: &Seen) -> String {
+        match self.v0_only.load(Ordering::SeqCst) {
+            true => String::new(),
+            false => seen.git_protocol.clone(),
+        }
     }
 
     /// Runs the backend with the CGI variables `env` and `body` on stdin,

@@ -15,9 +15,14 @@
 //! to the `git` command, which the caller falls back to.
 
 use super::SourceError;
+use crate::project::lockfile::is_full_commit;
 use crate::project::spec::{GitScheme, GitUrl};
 use crate::source::registry::client::{chain, one_line};
 use gix::protocol::transport::client::blocking_io::http;
+use gix::protocol::transport::packetline::blocking_io::encode;
+use gix::protocol::transport::packetline::blocking_io::StreamingPeekableIter;
+use gix::protocol::transport::packetline::PacketLineRef;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -45,6 +50,7 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
         url: url.redacted(),
         detail: one_line(&chain(e)).replace(url.as_str(), &url.redacted()),
     };
+    warm_local_time_zone();
     let repo = open(repo).map_err(|e| err(&*e))?;
     let remote = repo
         .remote_at(url.as_str())
@@ -70,6 +76,128 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
         .receive(gix::progress::Discard, &interrupt)
         .map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// The most a server may send in answer to [`fetch_commit`]: a skills
+/// repository's pack is megabytes; this only stops a hostile server from
+/// filling the disk.
+const MAX_PACK_BYTES: u64 = 2 << 30;
+
+/// Fetches one commit (and everything it reaches) into the bare clone at
+/// `repo`, in one request: protocol v2 lets a client ask for an object id
+/// without listing refs first, which is what a restore from the lock
+/// needs. [`fetch`] costs two round trips (the refs, then the pack), and
+/// the first of them is a whole `upload-pack` run on the server. A server
+/// that does not speak v2, refuses the id or answers anything else is an
+/// error here, and the caller falls back to [`fetch`]. No ref is written:
+/// nothing ever collects garbage in a cache clone.
+pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<(), SourceError> {
+    let err = |detail: String| SourceError::Git {
+        what: "fetch from",
+        url: url.redacted(),
+        detail: detail.replace(url.as_str(), &url.redacted()),
+    };
+    if !is_full_commit(commit) {
+        return Err(err(format!("{commit:?} is not a commit id")));
+    }
+    if !repo.join("HEAD").is_file() {
+        init_bare(repo).map_err(|e| err(e.to_string()))?;
+    }
+    let client = crate::source::http::blocking(reqwest::blocking::Client::builder())
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| err(one_line(&chain(&e))))?;
+    let endpoint = format!("{}/git-upload-pack", url.as_str().trim_end_matches('/'));
+    let response = client
+        .post(endpoint)
+        .header(CONTENT_TYPE, "application/x-git-upload-pack-request")
+        .header(ACCEPT, RESULT_TYPE)
+        .header("Git-Protocol", "version=2")
+        .body(fetch_request(commit))
+        .send()
+        .map_err(|e| err(one_line(&chain(&e))))?;
+    let kind = response.headers().get(CONTENT_TYPE).map(|v| v.as_bytes());
+    if !response.status().is_success() || kind != Some(RESULT_TYPE.as_bytes()) {
+        return Err(err(format!(
+            "the server answered {} to a protocol v2 fetch",
+            response.status()
+        )));
+    }
+    let capped = std::io::Read::take(response, MAX_PACK_BYTES);
+    let mut lines = StreamingPeekableIter::new(capped, &[PacketLineRef::Flush], false);
+    lines.fail_on_err_lines(true);
+    // Sections before the pack (none, for a `done` without `have`s) are
+    // skipped; a response without a pack ends at its flush.
+    loop {
+        match lines.read_line() {
+            None => return Err(err("the server sent no pack".into())),
+            Some(line) => {
+                let line = line.map_err(|e| err(e.to_string()))?;
+                let line = line.map_err(|e| err(e.to_string()))?;
+                if line.as_bstr().map(|b| b.trim_ascii_end()) == Some(b"packfile".as_slice()) {
+                    break;
+                }
+            }
+        }
+    }
+    let mut refused = Vec::new();
+    let mut pack = lines.as_read_with_sidebands(|is_error, text: &[u8]| {
+        if is_error {
+            refused = text.to_vec();
+            return std::ops::ControlFlow::Break(());
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    let written = gix::odb::pack::Bundle::write_to_directory(
+        &mut pack,
+        Some(&repo.join("objects").join("pack")),
+        &mut gix::progress::Discard,
+        &AtomicBool::new(false),
+        None::<gix::objs::find::Never>,
+        gix::hash::Kind::Sha1,
+        Default::default(),
+    );
+    drop(pack);
+    match written {
+        Ok(_) => Ok(()),
+        Err(_) if !refused.is_empty() => Err(err(one_line(&String::from_utf8_lossy(&refused)))),
+        Err(e) => Err(err(one_line(&chain(&e)))),
+    }
+}
+
+const RESULT_TYPE: &str = "application/x-git-upload-pack-result";
+
+/// The body of a protocol v2 `fetch` of `commit` alone: no `have`s (the
+/// clone may be empty, and the server then sends what the commit
+/// reaches), `done` at once, and no progress text to skip.
+fn fetch_request(commit: &str) -> Vec<u8> {
+    let mut body = Vec::new();
+    let lines: [&[u8]; 2] = [b"command=fetch", b"object-format=sha1"];
+    for line in lines {
+        let _ = encode::text_to_write(line, &mut body);
+    }
+    let _ = encode::delim_to_write(&mut body);
+    let want = format!("want {commit}");
+    let args: [&[u8]; 4] = [b"ofs-delta", b"no-progress", want.as_bytes(), b"done"];
+    for line in args {
+        let _ = encode::text_to_write(line, &mut body);
+    }
+    let _ = encode::flush_to_write(&mut body);
+    body
+}
+
+/// Looks up the local time zone on another thread, so the lookup runs
+/// while the fetch waits on the network. gitoxide stamps every ref update
+/// with the local time even when no reflog is written, and the first
+/// lookup walks the whole zoneinfo directory: about 1 ms that otherwise
+/// sits between the received pack and the updated refs.
+fn warm_local_time_zone() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::thread::spawn(|| {
+            let _ = gix::date::Time::now_local_or_utc();
+        });
+    });
 }
 
 /// The bare clone, created on first use, opened without any configuration
