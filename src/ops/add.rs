@@ -20,6 +20,7 @@ use crate::source::{Request, SourceError};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use semver::VersionReq;
 use skillpm_core::name::SkillName;
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// How many specs resolve at once while `add` learns their names.
@@ -359,11 +360,9 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
         }
     };
     // Manifest keys are names: two picked skills may not share one.
-    for (a, &i) in picked.iter().enumerate() {
-        if let Some(&j) = picked[a + 1..]
-            .iter()
-            .find(|&&j| rows[j].name == rows[i].name)
-        {
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(picked.len());
+    for &j in &picked {
+        if let Some(&i) = first.get(rows[j].name.as_str()) {
             return Err(SourceError::WellKnown(format!(
                 "{}: `{}` and `{}` are both named `{}`; add one of them with --path",
                 skillpm_core::text::sanitize(origin),
@@ -373,6 +372,7 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
             ))
             .into());
         }
+        first.insert(&rows[j].name, j);
     }
     Ok(picked)
 }
@@ -474,4 +474,38 @@ fn normalize(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(dir: &str, name: &str) -> Row {
+        Row {
+            command: dir.to_string(),
+            name: name.to_string(),
+            dir: dir.to_string(),
+            description: String::new(),
+        }
+    }
+
+    /// Two skills that would share a manifest key are refused, naming
+    /// both directories; distinct names are all picked, in order.
+    #[test]
+    fn picking_refuses_two_skills_with_one_name() {
+        let rows = [
+            row("a/pdf", "pdf"),
+            row("b/docx", "docx"),
+            row("c/pdf", "pdf"),
+        ];
+        let err = pick("repo", &rows, &Selection::All)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`a/pdf` and `c/pdf` are both named `pdf`"),
+            "{err}"
+        );
+        let distinct = &rows[..2];
+        assert_eq!(pick("repo", distinct, &Selection::All).unwrap(), [0, 1]);
+    }
 }

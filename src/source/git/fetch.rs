@@ -83,6 +83,11 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
 /// filling the disk.
 const MAX_PACK_BYTES: u64 = 2 << 30;
 
+/// The largest allocation resolving a received pack may make: one object
+/// (or delta result). A small pack may declare a huge object; this keeps
+/// such a bomb from taking the machine's memory, in both fetch paths.
+const MAX_OBJECT_BYTES: usize = 1 << 30;
+
 /// Fetches one commit (and everything it reaches) into the bare clone at
 /// `repo`, in one request: protocol v2 lets a client ask for an object id
 /// without listing refs first, which is what a restore from the lock
@@ -155,7 +160,10 @@ pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<()
         &AtomicBool::new(false),
         None::<gix::objs::find::Never>,
         gix::hash::Kind::Sha1,
-        Default::default(),
+        gix::odb::pack::bundle::write::Options {
+            alloc_limit_bytes: Some(MAX_OBJECT_BYTES),
+            ..Default::default()
+        },
     );
     drop(pack);
     match written {
@@ -171,11 +179,10 @@ const RESULT_TYPE: &str = "application/x-git-upload-pack-result";
 /// clone may be empty, and the server then sends what the commit
 /// reaches), `done` at once, and no progress text to skip.
 fn fetch_request(commit: &str) -> Vec<u8> {
+    // No `object-format` capability: servers before git 2.28 refuse
+    // capabilities they do not know, and sha1 is what they all assume.
     let mut body = Vec::new();
-    let lines: [&[u8]; 2] = [b"command=fetch", b"object-format=sha1"];
-    for line in lines {
-        let _ = encode::text_to_write(line, &mut body);
-    }
+    let _ = encode::text_to_write(b"command=fetch", &mut body);
     let _ = encode::delim_to_write(&mut body);
     let want = format!("want {commit}");
     let args: [&[u8]; 4] = [b"ofs-delta", b"no-progress", want.as_bytes(), b"done"];
@@ -207,13 +214,14 @@ fn open(dir: &Path) -> Result<gix::Repository, Box<dyn std::error::Error + Send 
         init_bare(dir)?;
     }
     let options = gix::open::Options::isolated().cli_overrides([
-        "protocol.allow=never",
-        "protocol.https.allow=always",
+        "protocol.allow=never".to_string(),
+        "protocol.https.allow=always".to_string(),
         // Version 1 asks for the refs and the pack in two requests;
         // version 2 takes three (capabilities, ls-refs, fetch).
-        "protocol.version=1",
+        "protocol.version=1".to_string(),
         // No reflogs: the cache clone has no use for its refs' history.
-        "core.logAllRefUpdates=false",
+        "core.logAllRefUpdates=false".to_string(),
+        format!("gitoxide.objects.allocLimit={MAX_OBJECT_BYTES}"),
     ]);
     Ok(gix::open_opts(dir, options)?)
 }
@@ -231,4 +239,23 @@ fn init_bare(dir: &Path) -> std::io::Result<()> {
         "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
     )?;
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wire form of a one-commit fetch, as git's protocol-v2 document
+    /// spells it: the command, a delimiter, the arguments, a flush.
+    #[test]
+    fn a_commit_fetch_is_one_v2_command() {
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        let body = String::from_utf8(fetch_request(commit)).unwrap();
+        assert_eq!(
+            body,
+            format!(
+                "0012command=fetch\n0001000eofs-delta\n0010no-progress\n0032want {commit}\n0009done\n0000"
+            )
+        );
+    }
 }
