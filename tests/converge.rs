@@ -235,3 +235,36 @@ fn hostile_local_files_cost_an_error_not_memory_or_a_hang() {
     let out = f.skillpm(&["install"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
+
+/// Past the size where `install` checks installed trees on every core,
+/// each tree is still judged on its own: the edited ones (in different
+/// threads' shares, at different distances from either end) are repaired,
+/// and every other tree is left exactly as it was, down to its
+/// directory's inode.
+#[test]
+fn many_trees_are_checked_at_once_and_only_the_edited_ones_replaced() {
+    use std::os::unix::fs::MetadataExt;
+    let f = Fixture::new();
+    f.ok(&["init"]);
+    let names: Vec<String> = (0..70).map(|i| format!("s{i:02}")).collect();
+    for n in &names {
+        let meta = format!("name: {n}\ndescription: {n} skill\nversion: \"1.0.0\"");
+        f.skill(&f.project.join("vendor"), n, &meta, "body");
+    }
+    let specs: Vec<String> = names.iter().map(|n| format!("./vendor/{n}")).collect();
+    let mut args = vec!["add"];
+    args.extend(specs.iter().map(String::as_str));
+    f.ok(&args);
+    let inode = |n: &str| std::fs::metadata(installed(&f, n)).unwrap().ino();
+    let before: Vec<u64> = names.iter().map(|n| inode(n)).collect();
+    let edited = ["s00", "s40"];
+    for n in edited {
+        std::fs::write(installed(&f, n).join("SKILL.md"), "edited").unwrap();
+    }
+    f.ok(&["install"]);
+    for (n, was) in names.iter().zip(&before) {
+        let body = read(&installed(&f, n).join("SKILL.md"));
+        assert!(body.contains(&format!("name: {n}")), "{n}: {body}");
+        assert_eq!(inode(n) != *was, edited.contains(&n.as_str()), "{n}");
+    }
+}

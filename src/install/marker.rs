@@ -48,15 +48,31 @@ impl Marker {
         stamps: &mut Stamps,
         trust_stamp: bool,
     ) -> Integrity {
-        let now = crate::fs::fingerprint::of_tree(dir, &[MARKER]);
-        if trust_stamp && now.is_some() && stamps.get(name, &self.checksum) == now.as_deref() {
-            return Integrity::Intact;
-        }
-        let state = self.rehash(dir, cache);
-        if let (Integrity::Intact, Some(f)) = (&state, &now) {
-            stamps.set(name, &self.checksum, f);
+        let (state, stamp) = self.check(dir, name, cache, stamps, trust_stamp);
+        if let Some(f) = stamp {
+            stamps.set(name, &self.checksum, &f);
         }
         state
+    }
+
+    /// [`Marker::integrity`] without recording anything, so many trees
+    /// can be checked at once: also returns the fingerprint to stamp when
+    /// a re-hash found the tree intact.
+    pub fn check(
+        &self,
+        dir: &Path,
+        name: &str,
+        cache: &Cache,
+        stamps: &Stamps,
+        trust_stamp: bool,
+    ) -> (Integrity, Option<String>) {
+        let now = crate::fs::fingerprint::of_tree(dir, &[MARKER]);
+        if trust_stamp && now.is_some() && stamps.get(name, &self.checksum) == now.as_deref() {
+            return (Integrity::Intact, None);
+        }
+        let state = self.rehash(dir, cache);
+        let stamp = now.filter(|_| state == Integrity::Intact);
+        (state, stamp)
     }
 
     fn rehash(&self, dir: &Path, cache: &Cache) -> Integrity {

@@ -183,21 +183,39 @@ fn read_names(root: &Path) -> Vec<SkillName> {
 ///   the lock. Directories without the marker (user-written skills) are
 ///   never touched.
 pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
-    let mut actions = Vec::new();
     let mut stamps = cache.installed_stamps(root);
-    for s in wanted {
-        let dir = root.join(s.name.as_str());
-        actions.push(match Marker::read(&dir) {
-            Some(m)
-                if m.checksum == s.checksum
-                    && m.integrity(&dir, s.name.as_str(), cache, &mut stamps, true)
-                        == Integrity::Intact =>
-            {
+    // Each tree is checked on its own (a marker read and a fingerprint,
+    // a few `stat`s), so a no-op run over many skills checks them on
+    // every core; stamps are recorded afterwards, in order.
+    let seen = crate::parallel::chunked(wanted, 64, |part| {
+        part.iter()
+            .map(|s| {
+                let dir = root.join(s.name.as_str());
+                match Marker::read(&dir) {
+                    Some(m) if m.checksum == s.checksum => {
+                        match m.check(&dir, s.name.as_str(), cache, &stamps, true) {
+                            (Integrity::Intact, stamp) => Seen::Intact(stamp),
+                            _ => Seen::Changed,
+                        }
+                    }
+                    Some(_) => Seen::Changed,
+                    None if dir.exists() => Seen::Changed,
+                    None => Seen::Absent,
+                }
+            })
+            .collect()
+    });
+    let mut actions = Vec::new();
+    for (s, seen) in wanted.iter().zip(seen) {
+        actions.push(match seen {
+            Seen::Intact(stamp) => {
+                if let Some(f) = stamp {
+                    stamps.set(s.name.as_str(), &s.checksum, &f);
+                }
                 Action::Unchanged(s.name.clone())
             }
-            Some(_) => Action::Replace(s.clone()),
-            None if dir.exists() => Action::Replace(s.clone()),
-            None => Action::Install(s.clone()),
+            Seen::Changed => Action::Replace(s.clone()),
+            Seen::Absent => Action::Install(s.clone()),
         });
     }
     let wanted_names: std::collections::HashSet<&SkillName> =
@@ -211,6 +229,16 @@ pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
         links_to: None,
         stamps,
     }
+}
+
+/// What [`plan`] found where a wanted skill goes.
+enum Seen {
+    /// Ours, from the locked checksum, intact; with the fingerprint to
+    /// stamp when only a re-hash could tell.
+    Intact(Option<String>),
+    /// Ours from another checksum, edited, or not ours at all.
+    Changed,
+    Absent,
 }
 
 /// The skills in `root` that carry our marker.
