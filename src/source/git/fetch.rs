@@ -94,8 +94,11 @@ const MAX_OBJECT_BYTES: usize = 1 << 30;
 /// needs. [`fetch`] costs two round trips (the refs, then the pack), and
 /// the first of them is a whole `upload-pack` run on the server. A server
 /// that does not speak v2, refuses the id or answers anything else is an
-/// error here, and the caller falls back to [`fetch`]. No ref is written:
-/// nothing ever collects garbage in a cache clone.
+/// error here, and the caller falls back to [`fetch`]. No ref is written
+/// (nothing collects garbage in a cache clone: `git` runs there with
+/// `gc.auto=0`), and the pack keeps the `.keep` file gitoxide writes
+/// beside it, so a `git gc` run there by hand does not drop objects that
+/// no ref reaches.
 pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<(), SourceError> {
     let err = |detail: String| SourceError::Git {
         what: "fetch from",
