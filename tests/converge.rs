@@ -237,7 +237,8 @@ fn hostile_local_files_cost_an_error_not_memory_or_a_hang() {
 }
 
 /// Past the size where `install` checks installed trees on every core,
-/// each tree is still judged on its own: the edited ones (in different
+/// (and `verify` re-hashes them), each tree is still judged on its own:
+/// the edited ones (in different
 /// threads' shares, at different distances from either end) are repaired,
 /// and every other tree is left exactly as it was, down to its
 /// directory's inode.
@@ -260,6 +261,17 @@ fn many_trees_are_checked_at_once_and_only_the_edited_ones_replaced() {
     let edited = ["s00", "s40"];
     for n in edited {
         std::fs::write(installed(&f, n).join("SKILL.md"), "edited").unwrap();
+    }
+    // `verify` re-hashes every tree on every core too, and names exactly
+    // the edited ones.
+    let out = f.skillpm(&["verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    for n in &names {
+        let named = report
+            .lines()
+            .any(|l| l.starts_with(&format!("{n} (")) && l.contains("): modified file SKILL.md;"));
+        assert_eq!(named, edited.contains(&n.as_str()), "{n}: {report}");
     }
     f.ok(&["install"]);
     for (n, was) in names.iter().zip(&before) {

@@ -2,10 +2,13 @@
 //! checksum, and names the files that differ.
 
 use super::Options;
+use crate::cache::{Cache, Stamps};
 use crate::engine::config::Environment;
 use crate::error::Result;
 use crate::install::{self, Integrity, Marker};
+use crate::project::lockfile::LockedSkill;
 use crate::project::Project;
+use std::path::Path;
 
 /// A difference `verify` found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -33,51 +36,26 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
             problem,
         };
         let mut stamps = cache.installed_stamps(root);
-        for s in &lock.skills {
-            let dir = root.join(s.name.as_str());
-            let name = s.name.as_str();
-            // A root after the first may hold a link to the first's tree,
-            // which is verified there; the link must point exactly there.
-            if i > 0 && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
-                let want = install::link_target(root, &roots[0], name);
-                if !install::is_link_to(&dir, &want) {
-                    issues.push(issue(
-                        name,
-                        format!(
-                            "is a link that does not point to {}; {REPAIR}",
-                            want.display()
-                        ),
-                    ));
-                }
-                continue;
+        // Each tree is re-hashed on its own, so on every core; stamps are
+        // recorded afterwards, in lock order.
+        let found = crate::parallel::chunked(&lock.skills, 8, |part| {
+            part.iter()
+                .map(|s| {
+                    check_one(
+                        root,
+                        (i > 0).then_some(roots[0].as_path()),
+                        s,
+                        &cache,
+                        &stamps,
+                    )
+                })
+                .collect()
+        });
+        for (s, (problems, stamp)) in lock.skills.iter().zip(found) {
+            if let Some(f) = stamp {
+                stamps.set(s.name.as_str(), &s.checksum, &f);
             }
-            let m = match Marker::read(&dir) {
-                None => {
-                    issues.push(issue(name, format!("not installed; {REPAIR}")));
-                    continue;
-                }
-                Some(m) if m.checksum != s.checksum => {
-                    issues.push(issue(
-                        name,
-                        format!(
-                            "installed {} differs from the lock's {}; {REPAIR}",
-                            m.checksum, s.checksum
-                        ),
-                    ));
-                    continue;
-                }
-                Some(m) => m,
-            };
-            match m.integrity(&dir, name, &cache, &mut stamps, false) {
-                Integrity::Intact => {}
-                Integrity::Differs(files) => {
-                    issues.extend(files.into_iter().map(|p| issue(name, format!("{p}; {REPAIR}"))));
-                }
-                Integrity::Unknown => issues.push(issue(
-                    name,
-                    "differs from the lock's checksum and is not in the cache to compare; run `skillpm install` to fetch and restore it".into(),
-                )),
-            }
+            issues.extend(problems.into_iter().map(|p| issue(s.name.as_str(), p)));
         }
         stamps.save();
         for orphan in install::installed(root) {
@@ -90,6 +68,56 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
         }
     }
     Ok(issues)
+}
+
+/// What is wrong with `s` as installed in `root` (one line per problem),
+/// and the fingerprint to stamp when its tree was found intact. In a
+/// root after the first (`primary` is the first), the skill may be a link
+/// to the primary tree, which is verified there.
+fn check_one(
+    root: &Path,
+    primary: Option<&Path>,
+    s: &LockedSkill,
+    cache: &Cache,
+    stamps: &Stamps,
+) -> (Vec<String>, Option<String>) {
+    let dir = root.join(s.name.as_str());
+    let name = s.name.as_str();
+    if let Some(primary) = primary {
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            let want = install::link_target(root, primary, name);
+            if install::is_link_to(&dir, &want) {
+                return (Vec::new(), None);
+            }
+            let problem = format!(
+                "is a link that does not point to {}; {REPAIR}",
+                want.display()
+            );
+            return (vec![problem], None);
+        }
+    }
+    let m = match Marker::read(&dir) {
+        None => return (vec![format!("not installed; {REPAIR}")], None),
+        Some(m) if m.checksum != s.checksum => {
+            let problem = format!(
+                "installed {} differs from the lock's {}; {REPAIR}",
+                m.checksum, s.checksum
+            );
+            return (vec![problem], None);
+        }
+        Some(m) => m,
+    };
+    match m.check(&dir, name, cache, stamps, false) {
+        (Integrity::Intact, stamp) => (Vec::new(), stamp),
+        (Integrity::Differs(files), _) => (
+            files.into_iter().map(|p| format!("{p}; {REPAIR}")).collect(),
+            None,
+        ),
+        (Integrity::Unknown, _) => (
+            vec!["differs from the lock's checksum and is not in the cache to compare; run `skillpm install` to fetch and restore it".into()],
+            None,
+        ),
+    }
 }
 
 /// What every issue tells the user to do: `install` converges disk to the
