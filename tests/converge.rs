@@ -171,6 +171,30 @@ fn a_tampered_cached_tarball_is_neither_installed_nor_called_clean() {
     f.ok(&["verify"]);
 }
 
+/// A tarball packed this run is cached after the trees are in place; a
+/// cache that cannot take it costs a warning and a later repack, never
+/// the install.
+#[test]
+fn a_cache_that_cannot_take_a_tarball_warns_and_installs() {
+    let f = project();
+    let tarballs = f.cache.join("skillpm/tarballs-v1");
+    std::fs::create_dir_all(tarballs.parent().unwrap()).unwrap();
+    std::fs::write(&tarballs, "not a directory").unwrap();
+    let out = f.skillpm(&["add", "./vendor/alpha"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("not cached"), "{err}");
+    assert!(read(&installed(&f, "alpha").join("SKILL.md")).contains("alpha skill"));
+    assert!(read(&f.project.join("skills.lock")).contains("name = \"alpha\""));
+    f.ok(&["verify"]);
+    // With the cache usable again, the next cold install stores it.
+    std::fs::remove_file(&tarballs).unwrap();
+    std::fs::remove_dir_all(installed(&f, "alpha")).unwrap();
+    f.ok(&["install"]);
+    let cached = std::fs::read_dir(&tarballs).unwrap().count();
+    assert_eq!(cached, 1);
+}
+
 #[test]
 fn one_install_removes_orphans_of_an_interrupted_run_but_never_user_skills() {
     let f = project();

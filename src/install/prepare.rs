@@ -42,13 +42,21 @@ enum Local {
     Absent,
 }
 
-/// Each needed skill's staged tree.
-pub type Prepared = HashMap<SkillName, Staged>;
+/// Each needed skill's staged tree, and the tarballs packed on this machine
+/// this run, which are not yet in the cache.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    pub trees: HashMap<SkillName, Staged>,
+    /// Already in memory and not needed to finish the install: the caller
+    /// stores them while the swaps and the lock's fsync run, not before
+    /// (see `Cache::store_tarballs`).
+    pub to_cache: Vec<Verified>,
+}
 
 /// Stages every skill in `needed` inside `root` (which must exist). The
 /// tarball of a fetched package is cached after it unpacked and checked,
 /// so a refused package leaves nothing behind that a later run could
-/// trust.
+/// trust; one packed here (git, path) is handed back in `to_cache` instead.
 pub async fn prepare(
     cache: &Cache,
     sources: &Sources,
@@ -92,6 +100,14 @@ pub async fn prepare(
             let root = root.clone();
             async move {
                 let (locked, store) = (s.clone(), cache.clone());
+                // Made on this machine, from a repository or a directory,
+                // rather than downloaded: bounded by what was fetched, so
+                // held until the trees are in place and cached then.
+                let made_here = matches!(local, Local::Packed(_))
+                    || matches!(
+                        s.source,
+                        LockedSource::Git { .. } | LockedSource::Path { .. }
+                    );
                 // An absent tarball goes straight to its source: no trip
                 // through the blocking pool before the request starts.
                 let local = match local {
@@ -114,17 +130,21 @@ pub async fn prepare(
                 let (cache, locked) = (cache.clone(), s.clone());
                 let staged = blocking(move || {
                     let staged = stage(&root, &locked, &v, from_cache)?;
-                    if !from_cache {
-                        cache.store_tarball(&v)?;
+                    if from_cache {
+                        return Ok((staged, None));
                     }
-                    Ok::<_, SourceError>(staged)
+                    if made_here {
+                        return Ok((staged, Some(v)));
+                    }
+                    cache.store_tarball(&v)?;
+                    Ok::<_, SourceError>((staged, None))
                 })
                 .await?;
                 Ok::<_, SourceError>((s.name.clone(), staged))
             }
         })
         .buffer_unordered(FETCH_CONCURRENCY)
-        .try_collect::<Vec<(SkillName, Staged)>>();
+        .try_collect::<Vec<(SkillName, (Staged, Option<Verified>))>>();
     let yank_warnings = async {
         for (url, packages) in yank_queries {
             for p in sources.registry.yanked_among(url, packages).await {
@@ -142,7 +162,12 @@ pub async fn prepare(
     if downloads > 0 {
         reporter.downloads_finished();
     }
-    Ok(done.into_iter().collect())
+    let mut prepared = Prepared::default();
+    for (name, (staged, uncached)) in done {
+        prepared.trees.insert(name, staged);
+        prepared.to_cache.extend(uncached);
+    }
+    Ok(prepared)
 }
 
 /// Runs CPU- and disk-bound work (hashing, gunzip, file creation) on the

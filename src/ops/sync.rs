@@ -9,14 +9,15 @@ use super::{parse_name, runtime, Options, Summary};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
 use crate::fs::write_atomic_all;
-use crate::install::{self, Action, Plan, Prepared};
+use crate::install::{self, Action, Plan, Prepared, Staged};
 use crate::project::lockfile::{LockedSkill, Lockfile};
 use crate::project::manifest::Manifest;
 use crate::project::{Project, ProjectError, ProjectGuard};
 use crate::report::{Event, Reporter};
 use crate::resolve::{self, Refresh};
 use crate::source::Sources;
-use std::collections::BTreeSet;
+use skillpm_core::name::SkillName;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
 /// `skillpm install`: make disk match the lock (resolving only what the
@@ -133,7 +134,7 @@ impl<'a> Run<'a> {
         } else {
             install::LinkMode::Symlink
         };
-        let mut plans: Vec<Plan> =
+        let plans: Vec<Plan> =
             install::plan_all(&project.targets(manifest)?, &new.skills, &self.cache, mode);
         // Before anything is staged: leftovers of an interrupted run sit
         // where this run's staging directories will.
@@ -145,12 +146,13 @@ impl<'a> Run<'a> {
             .first()
             .map(|p| p.needed().collect())
             .unwrap_or_default();
-        let mut staged = Prepared::new();
+        let mut prepared = Prepared::default();
+        let mut cache_guard = None;
         if let (Some(first), false) = (plans.first(), needed.is_empty()) {
             let root = &first.root;
             std::fs::create_dir_all(root).map_err(Error::io(root))?;
-            let _cache_guard = self.cache.lock()?;
-            staged = self.rt.block_on(install::prepare(
+            cache_guard = Some(self.cache.lock()?);
+            prepared = self.rt.block_on(install::prepare(
                 &self.cache,
                 &self.sources,
                 root,
@@ -159,6 +161,59 @@ impl<'a> Run<'a> {
                 reporter,
             ))?;
         }
+        let Prepared { trees, to_cache } = prepared;
+        // Tarballs packed this run are cached beside the swaps and the
+        // lock's fsync, which mostly wait on the disk, rather than in
+        // front of them; the cache lock is held until they are stored.
+        let (done, cache_failures) = std::thread::scope(|scope| {
+            let caching = (!to_cache.is_empty())
+                .then(|| scope.spawn(|| self.cache.store_tarballs(&to_cache)));
+            let ready = Ready {
+                plans,
+                staged: trees,
+                mode,
+                old: &old,
+                old_text: old_text.as_deref(),
+                new: &new,
+            };
+            let done = self.commit(ready, reporter, manifest_text);
+            let failures = match caching.map(|h| h.join()) {
+                Some(Ok(failures)) => failures,
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => Vec::new(),
+            };
+            (done, failures)
+        });
+        drop(cache_guard);
+        let mut warnings: Vec<String> = cache_failures.iter().map(|e| e.to_string()).collect();
+        warnings.sort();
+        for e in warnings {
+            reporter.report(Event::Warning {
+                message: format!("not cached: {e}"),
+            });
+        }
+        let mut summary = done?;
+        summary.elapsed = start.elapsed();
+        Ok(summary)
+    }
+
+    /// Swaps the staged trees into every root, then writes the lock and
+    /// the manifest behind one barrier.
+    fn commit(
+        &self,
+        ready: Ready<'_>,
+        reporter: &dyn Reporter,
+        manifest_text: impl FnOnce(&Lockfile) -> Option<String>,
+    ) -> Result<Summary> {
+        let Ready {
+            mut plans,
+            mut staged,
+            mode,
+            old,
+            old_text,
+            new,
+        } = ready;
+        let project = self.project;
         let mut summary = Summary::default();
         for p in &mut plans {
             let applied = apply(p, &mut staged, mode, reporter, &mut summary);
@@ -176,7 +231,7 @@ impl<'a> Run<'a> {
         let new_text = new.to_toml_string();
         let empty_and_absent = old_text.is_none() && new.skills.is_empty();
         let mut files = Vec::new();
-        if old_text.as_deref() != Some(new_text.as_str())
+        if old_text != Some(new_text.as_str())
             && !self.opts.locked
             && !self.opts.frozen
             && !empty_and_absent
@@ -184,20 +239,29 @@ impl<'a> Run<'a> {
             files.push((project.lock_path.as_path(), new_text.as_str()));
             summary.lock_written = true;
         }
-        let manifest_text = manifest_text(&new);
+        let manifest_text = manifest_text(new);
         if let Some(text) = &manifest_text {
             files.push((project.manifest_path.as_path(), text.as_str()));
         }
         write_atomic_all(&files)?;
-        summary.elapsed = start.elapsed();
         Ok(summary)
     }
+}
+
+/// What resolve, plan and prepare leave for the commit.
+struct Ready<'a> {
+    plans: Vec<Plan>,
+    staged: HashMap<SkillName, Staged>,
+    mode: install::LinkMode,
+    old: &'a Lockfile,
+    old_text: Option<&'a str>,
+    new: &'a Lockfile,
 }
 
 /// Applies one root's plan and counts what it did.
 fn apply(
     p: &mut Plan,
-    staged: &mut Prepared,
+    staged: &mut HashMap<SkillName, Staged>,
     mode: install::LinkMode,
     reporter: &dyn Reporter,
     summary: &mut Summary,
