@@ -113,9 +113,15 @@ impl Summary {
 
 /// The runtime a command runs its async work on: one per command, a
 /// current-thread reactor (blocking work such as git goes to its pool).
+/// The pool is as large as the number of git fetches that may run at once:
+/// beyond that, staging and packing gain nothing from more threads than
+/// cores, and tokio's default (up to 512) grew to two dozen threads for a
+/// 1 000-skill `add`, each paying its creation and a malloc arena
+/// (git `add --all` of 100 and 1 000 skills: CPU 0.92x and 0.95x).
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_blocking_threads(crate::source::git::GIT_CONCURRENCY)
         .build()
         .map_err(Error::Runtime)
 }
