@@ -32,13 +32,30 @@ pub fn of_tree(dir: &Path, skip: &[&str]) -> Option<String> {
             }
         }
     }
+    Some(digest(rows))
+}
+
+/// [`of_tree`] of a directory known to hold exactly `paths` (relative,
+/// `/`-separated: what the unpacker just created in a fresh directory),
+/// by a `stat` of each instead of a walk. The same rows, so the same
+/// fingerprint a later [`of_tree`] computes while nothing changed.
+pub fn of_paths(dir: &Path, paths: &[String]) -> Option<String> {
+    let mut rows = Vec::with_capacity(paths.len());
+    for rel in paths {
+        let meta = std::fs::symlink_metadata(dir.join(rel)).ok()?;
+        rows.push(format!("/{rel}\0{}", stat_line(&meta)));
+    }
+    Some(digest(rows))
+}
+
+fn digest(mut rows: Vec<String>) -> String {
     rows.sort_unstable();
     let mut h = Sha256::new();
     for r in &rows {
         h.update(r.as_bytes());
         h.update(b"\n");
     }
-    Some(hex::encode(h.finalize()))
+    hex::encode(h.finalize())
 }
 
 #[cfg(unix)]
@@ -82,5 +99,32 @@ mod tests {
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
             assert_ne!(of_tree(d.path(), &["m"]).unwrap(), now);
         }
+    }
+
+    /// The unpacker's own list gives the walk's fingerprint, nested
+    /// directories, empty ones and executables included; a list that
+    /// misses a path does not.
+    #[test]
+    fn the_unpackers_paths_give_the_walks_fingerprint() {
+        use skillpm_core::archive::{pack_dir, unpack_to_new_dir_listed, Limits};
+        let src = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(src.path().join("scripts/lib")).unwrap();
+        std::fs::create_dir_all(src.path().join("assets/empty")).unwrap();
+        std::fs::write(src.path().join("SKILL.md"), "---\nname: a\n---\n").unwrap();
+        std::fs::write(src.path().join("scripts/lib/x.sh"), "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let p = src.path().join("scripts/lib/x.sh");
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let tarball = pack_dir(src.path()).unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let (dir, paths) =
+            unpack_to_new_dir_listed(&tarball, parent.path(), &Limits::default()).unwrap();
+        assert_eq!(paths.len(), 6, "{paths:?}");
+        let walked = of_tree(dir.path(), &[]).unwrap();
+        assert_eq!(of_paths(dir.path(), &paths).unwrap(), walked);
+        assert_ne!(of_paths(dir.path(), &paths[1..]).unwrap(), walked);
     }
 }

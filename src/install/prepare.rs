@@ -210,22 +210,25 @@ fn stage(
     v: &Verified,
     from_cache: bool,
 ) -> Result<Staged, SourceError> {
-    let dir = archive::unpack_to_new_dir(v.bytes(), None, root, &Limits::default()).map_err(
-        |source| {
-            let package = format!("{}@{}", s.name, s.version);
-            // Writing failed: not the package's fault, so not a refusal.
-            match source {
-                UnpackError::Io { .. } | UnpackError::BadDestination { .. } => {
-                    SourceError::Staging { package, source }
-                }
-                source => SourceError::Refused { package, source },
+    let (dir, mut paths) = archive::unpack_to_new_dir_listed(v.bytes(), root, &Limits::default())
+        .map_err(|source| {
+        let package = format!("{}@{}", s.name, s.version);
+        // Writing failed: not the package's fault, so not a refusal.
+        match source {
+            UnpackError::Io { .. } | UnpackError::BadDestination { .. } => {
+                SourceError::Staging { package, source }
             }
-        },
-    )?;
+            source => SourceError::Refused { package, source },
+        }
+    })?;
     check_identity(s, dir.path()).map_err(SourceError::Rejected)?;
     // Taken before the marker exists, and unchanged by the rename into
-    // place (renaming a directory does not touch its files).
-    let stamp = crate::fs::fingerprint::of_tree(dir.path(), &[MARKER]);
+    // place (renaming a directory does not touch its files). The fresh
+    // directory holds what the unpacker created and nothing else; a
+    // package's own file named like the marker is left out, as `of_tree`
+    // leaves it out.
+    paths.retain(|p| p != MARKER);
+    let stamp = crate::fs::fingerprint::of_paths(dir.path(), &paths);
     let marker = Marker {
         name: s.name.to_string(),
         version: s.version.to_string(),

@@ -23,8 +23,8 @@ pub use pack::{
     tree_checksum_skipping,
 };
 pub use unpack::{
-    unpack, unpack_as, unpack_to_memory, unpack_to_new_dir, unpack_to_new_dir_as, MemEntry,
-    MemoryTree,
+    unpack, unpack_as, unpack_to_memory, unpack_to_new_dir, unpack_to_new_dir_as,
+    unpack_to_new_dir_listed, MemEntry, MemoryTree,
 };
 
 use crate::checksum::Checksum;

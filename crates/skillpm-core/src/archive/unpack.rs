@@ -92,8 +92,11 @@ impl<'a> Unpacker<'a> {
         }
     }
 
-    pub(super) fn stats(&self) -> UnpackStats {
-        self.stats
+    /// What was created: the counts, and every path (`/`-separated,
+    /// relative to the destination, in no particular order).
+    pub(super) fn finish(self) -> (UnpackStats, Vec<String>) {
+        let paths = self.seen.into_values().map(|(path, _)| path).collect();
+        (self.stats, paths)
     }
 
     fn io_err(&self, rel: &str) -> impl FnOnce(io::Error) -> UnpackError {
@@ -444,6 +447,17 @@ pub fn unpack_as(
     dest: &Path,
     limits: &Limits,
 ) -> Result<UnpackStats, UnpackError> {
+    check_input(bytes, expected, limits)?;
+    unpack_listed(format, bytes, dest, limits).map(|(stats, _)| stats)
+}
+
+/// The checks before any entry is read: the checksum, then the
+/// compressed-size cap.
+fn check_input(
+    bytes: &[u8],
+    expected: Option<&Checksum>,
+    limits: &Limits,
+) -> Result<(), UnpackError> {
     if let Some(expected) = expected {
         let actual = Checksum::of_bytes(bytes);
         if actual != *expected {
@@ -460,17 +474,24 @@ pub fn unpack_as(
             limit: limits.max_compressed,
         });
     }
-    prepare_dest(dest)?;
-    match format {
-        Format::TarGz => unpack_tar_gz(bytes, dest, limits),
-        Format::Zip => super::zip::unpack_zip(bytes, dest, limits),
-    }
+    Ok(())
 }
 
-fn unpack_tar_gz(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<UnpackStats, UnpackError> {
+/// [`unpack_as`] after the checksum and size checks, also returning every
+/// path created.
+fn unpack_listed(
+    format: Format,
+    bytes: &[u8],
+    dest: &Path,
+    limits: &Limits,
+) -> Result<(UnpackStats, Vec<String>), UnpackError> {
+    prepare_dest(dest)?;
     let mut unpacker = Unpacker::new(dest, limits);
-    tar_gz_into(bytes, &mut unpacker, limits)?;
-    Ok(unpacker.stats)
+    match format {
+        Format::TarGz => tar_gz_into(bytes, &mut unpacker, limits)?,
+        Format::Zip => super::zip::zip_into(bytes, &mut unpacker, limits)?,
+    }
+    Ok(unpacker.finish())
 }
 
 /// Checks a `.tar.gz` exactly as [`unpack`](fn@unpack) does (compressed
@@ -562,6 +583,29 @@ pub fn unpack_to_new_dir_as(
     parent: &Path,
     limits: &Limits,
 ) -> Result<tempfile::TempDir, UnpackError> {
+    let dir = new_dir_in(parent)?;
+    unpack_as(format, bytes, expected, dir.path(), limits)?;
+    Ok(dir)
+}
+
+/// [`unpack_to_new_dir`] (no checksum: the caller holds verified bytes),
+/// also returning every path it created, `/`-separated and relative: a
+/// fresh directory holds exactly those, so a caller can `stat` them
+/// instead of walking the tree it just wrote.
+pub fn unpack_to_new_dir_listed(
+    bytes: &[u8],
+    parent: &Path,
+    limits: &Limits,
+) -> Result<(tempfile::TempDir, Vec<String>), UnpackError> {
+    let dir = new_dir_in(parent)?;
+    check_input(bytes, None, limits)?;
+    let (_, paths) = unpack_listed(Format::TarGz, bytes, dir.path(), limits)?;
+    Ok((dir, paths))
+}
+
+/// A fresh temp dir inside `parent`, created if missing, readable by
+/// all like the trees installed from it.
+fn new_dir_in(parent: &Path) -> Result<tempfile::TempDir, UnpackError> {
     let io = |source| UnpackError::Io {
         path: parent.to_path_buf(),
         source,
@@ -581,6 +625,5 @@ pub fn unpack_to_new_dir_as(
             }
         })?;
     }
-    unpack_as(format, bytes, expected, dir.path(), limits)?;
     Ok(dir)
 }

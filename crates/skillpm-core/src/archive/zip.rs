@@ -7,9 +7,8 @@
 //! which zip stores as a file whose contents are the target).
 
 use super::unpack::{Kind, Unpacker};
-use super::{EntryKind, Limits, UnpackError, UnpackStats};
+use super::{EntryKind, Limits, UnpackError};
 use std::io::{Cursor, Read};
-use std::path::Path;
 
 /// Unix file-type bits of a zip entry's external attributes.
 const S_IFMT: u32 = 0o170_000;
@@ -21,18 +20,18 @@ fn corrupt(e: impl std::fmt::Display) -> UnpackError {
     UnpackError::CorruptZip(e.to_string())
 }
 
-pub(super) fn unpack_zip(
+/// Feeds every entry of a zip through `unpacker`.
+pub(super) fn zip_into(
     bytes: &[u8],
-    dest: &Path,
+    unpacker: &mut Unpacker<'_>,
     limits: &Limits,
-) -> Result<UnpackStats, UnpackError> {
+) -> Result<(), UnpackError> {
     let mut archive = ::zip::ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
     if archive.len() as u64 > limits.max_entries {
         return Err(UnpackError::TooManyEntries {
             limit: limits.max_entries,
         });
     }
-    let mut unpacker = Unpacker::new(dest, limits);
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i).map_err(corrupt)?;
         let raw = entry.name_raw().to_vec();
@@ -45,7 +44,7 @@ pub(super) fn unpack_zip(
         let kind = kind_of(entry.unix_mode(), entry.is_dir(), entry.size());
         unpacker.add(&raw, kind, &mut entry as &mut dyn Read)?;
     }
-    Ok(unpacker.stats())
+    Ok(())
 }
 
 /// The kind of an entry from its Unix mode (when the archive has one)
