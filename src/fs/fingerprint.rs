@@ -26,7 +26,7 @@ pub fn of_tree(dir: &Path, skip: &[&str]) -> Option<String> {
             // (`DirEntry::metadata` stats relative to the open directory,
             // without walking the whole path again.)
             let meta = e.metadata().ok()?;
-            rows.push(format!("{child}\0{}", stat_line(&meta)));
+            rows.push(row(&child, &meta));
             if meta.is_dir() {
                 stack.push((e.path(), child));
             }
@@ -43,9 +43,14 @@ pub fn of_paths(dir: &Path, paths: &[String]) -> Option<String> {
     let mut rows = Vec::with_capacity(paths.len());
     for rel in paths {
         let meta = std::fs::symlink_metadata(dir.join(rel)).ok()?;
-        rows.push(format!("/{rel}\0{}", stat_line(&meta)));
+        rows.push(row(&format!("/{rel}"), &meta));
     }
     Some(digest(rows))
+}
+
+/// One entry's row: its `/`-rooted path and its `stat` line.
+fn row(path: &str, meta: &std::fs::Metadata) -> String {
+    format!("{path}\0{}", stat_line(meta))
 }
 
 fn digest(mut rows: Vec<String>) -> String {

@@ -70,12 +70,18 @@ fn run(c: Command, what: &'static str, url: &GitUrl) -> Result<Vec<u8>, SourceEr
     process::run(c, what, url, MAX_GIT_OUTPUT)
 }
 
+/// The bare clone of `url` in the cache, keyed by the URL without its
+/// credentials.
+fn clone_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
+    cache.git_dir(url.redacted().as_str())
+}
+
 /// Makes sure the bare clone of `url` exists and is up to date: in this
 /// process when [`fetch::handles`] the URL, else (or when that fails, so
 /// git's credential helpers and proxy settings still get their chance)
 /// through `git`.
 fn fetch_repo(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
-    let repo = cache.git_dir(url.redacted().as_str());
+    let repo = clone_dir(cache, url);
     let in_process = match fetch::handles(url) {
         true => match fetch::fetch(&repo, url) {
             Ok(()) => return Ok(repo),
@@ -183,7 +189,7 @@ fn rev_parse(repo: &Path, url: &GitUrl, rev: &str) -> Result<Option<String>, Sou
 
 /// Whether the bare clone already holds `commit` (so `--frozen` can work).
 fn has_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
-    let repo = cache.git_dir(url.redacted().as_str());
+    let repo = clone_dir(cache, url);
     repo.join("HEAD").is_file()
         && objects::open(&repo, url)
             .is_ok_and(|r| objects::tree_of(&r.to_thread_local(), commit).is_some())
@@ -194,7 +200,7 @@ fn has_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
 /// fetch": its errors (and the `git` fallback) are the ones worth
 /// reporting.
 fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
-    let repo = cache.git_dir(url.redacted().as_str());
+    let repo = clone_dir(cache, url);
     fetch::handles(url)
         && fetch::fetch_commit(&repo, url, commit).is_ok()
         && has_commit(cache, url, commit)
@@ -438,7 +444,7 @@ impl GitSource {
         cell.get_or_try_init(|| {
             let (u, c) = (url.clone(), commit.to_string());
             self.blocking(move |cache| {
-                let repo = cache.git_dir(u.redacted().as_str());
+                let repo = clone_dir(cache, &u);
                 let shared = export::Shared::new(&repo, &u, &c, &listing_limits())?;
                 Ok(Arc::new(shared))
             })
