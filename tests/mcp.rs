@@ -577,8 +577,21 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(f: &Fixture) -> HttpServer {
-        let mut child = f
-            .command(env!("CARGO_BIN_EXE_skillpm"))
+        HttpServer::start_with(f, None)
+    }
+
+    /// With `open_files`, the server runs under `ulimit -n open_files`.
+    fn start_with(f: &Fixture, open_files: Option<u32>) -> HttpServer {
+        let bin = env!("CARGO_BIN_EXE_skillpm");
+        let mut cmd = match open_files {
+            None => f.command(bin),
+            Some(n) => {
+                let mut c = f.command("/bin/sh");
+                c.args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\""), bin]);
+                c
+            }
+        };
+        let mut child = cmd
             .args(["mcp", "--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -650,6 +663,117 @@ fn both_clients_work_over_streamable_http() {
         b"guide over http\n".to_vec(),
     );
     assert_resources(&fast, &files, &expected);
+}
+
+/// `host:port` of a server URL `http://host:port/mcp`.
+fn authority(url: &str) -> &str {
+    url.trim_start_matches("http://").trim_end_matches("/mcp")
+}
+
+/// One request on its own connection; the status code and the
+/// `Mcp-Session-Id` header of the answer (the body is not read).
+fn raw_request(
+    url: &str,
+    method: &str,
+    session: Option<&str>,
+    body: &str,
+) -> (u16, Option<String>) {
+    use std::io::Read;
+    let host = authority(url);
+    let mut s = std::net::TcpStream::connect(host).expect("connect");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .expect("timeout");
+    let session = session.map_or(String::new(), |id| format!("Mcp-Session-Id: {id}\r\n"));
+    write!(
+        s,
+        "{method} /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            other => panic!(
+                "{method} /mcp: no complete answer ({other:?}) after {:?}",
+                String::from_utf8_lossy(&head)
+            ),
+        }
+    }
+    let head = String::from_utf8_lossy(&head).to_string();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
+    let id = head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| v.trim().to_string())
+    });
+    (status, id)
+}
+
+fn initialize(url: &str) -> (u16, Option<String>) {
+    raw_request(
+        url,
+        "POST",
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    )
+}
+
+/// Sockets that connect and never send a byte used to hold a descriptor
+/// each until the server could accept nothing more (`axum::serve` has no
+/// timeouts), and the next real client waited forever. Now the server
+/// serves through the registry's connection handling: past what its
+/// open-files limit allows, a newcomer evicts a silent connection.
+#[test]
+fn silent_sockets_beyond_the_open_files_limit_do_not_lock_out_a_client() {
+    let tree = Tree::new();
+    let server = HttpServer::start_with(&tree.f, Some(256));
+    let silent: Vec<std::net::TcpStream> = (0..400)
+        .map(|_| std::net::TcpStream::connect(authority(&server.url)).expect("connect"))
+        .collect();
+    // Old enough to be evicted (the grace is 1 s).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (status, id) = initialize(&server.url);
+    assert_eq!(status, 200);
+    assert!(id.is_some(), "no session id");
+    drop(silent);
+}
+
+/// Every `initialize` starts a session that lives for five idle minutes;
+/// the server keeps at most 64 at once, refuses the next, and takes a new
+/// one again once a client closes its own.
+#[test]
+fn http_sessions_are_capped_and_a_closed_one_makes_room() {
+    let tree = Tree::new();
+    let server = HttpServer::start(&tree.f);
+    let ids: Vec<String> = (0..64)
+        .map(|i| match initialize(&server.url) {
+            (200, Some(id)) => id,
+            other => panic!("session {i}: {other:?}"),
+        })
+        .collect();
+    let (status, id) = initialize(&server.url);
+    assert_eq!((status, id), (500, None), "the 65th session was admitted");
+    let (status, _) = raw_request(&server.url, "DELETE", Some(&ids[0]), "");
+    assert!((200..300).contains(&status), "DELETE: {status}");
+    // The place is given back when the closed session's task ends.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match initialize(&server.url) {
+            (200, Some(_)) => break,
+            other if std::time::Instant::now() > deadline => {
+                panic!("no room after closing a session: {other:?}")
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
 }
 
 #[test]

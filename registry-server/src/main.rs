@@ -8,9 +8,7 @@
 
 mod auth;
 mod config;
-mod conns;
 mod error;
-mod listen;
 mod migrate;
 mod routes;
 mod search;
@@ -23,6 +21,7 @@ use clap::{Args, Parser, Subcommand};
 use config::StoreArgs;
 use skillpm_core::archive::Limits;
 use skillpm_core::protocol::valid_login;
+use skillpm_serve::{conns, listen};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -232,6 +231,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         .max_connections
         .unwrap_or_else(listen::default_max_connections);
     let limits = conns::Limits {
+        name: "skillpm-registry",
         max_requests: max_connections,
         max_open: listen::max_open_connections(max_connections),
         header_timeout: args.header_timeout,

@@ -13,12 +13,14 @@
 //! - [`skills_ext`]: SEP-2640 entries and directory listings
 //! - [`tools`]: `list_skills`, `search_skills`, `load_skill`
 //! - [`server`]: the handler and change notifications for both eras
+//! - [`sessions`]: the bound on live Streamable HTTP sessions
 //! - [`watch`]: live reload
 //!
 //! Logs go to stderr only: on stdio, stdout carries the protocol.
 
 pub mod resources;
 pub mod server;
+pub mod sessions;
 pub mod skills_ext;
 pub mod tools;
 pub mod uri;
@@ -109,24 +111,41 @@ async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {
     Ok(())
 }
 
+/// How long a request head may take to arrive, and how long a connection
+/// may sit without a new request or with its response stalled on the
+/// client. Streams of change notifications are kept moving by the SDK's
+/// pings every 15 s, so they stay open.
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Streamable HTTP, served by the same connection handling as the
+/// registry (`skillpm_serve::conns`): header and idle timeouts, silent
+/// connections evicted when the open-files limit is near, small response
+/// buffers, and at most [`sessions::MAX_SESSIONS`] sessions.
 async fn serve_http(shared: std::sync::Arc<Shared>, addr: SocketAddr) -> Result<(), ServeError> {
     use rmcp::transport::streamable_http_server::{
-        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+        StreamableHttpServerConfig, StreamableHttpService,
     };
+    use skillpm_serve::{conns, listen};
     let service = StreamableHttpService::new(
         move || Ok(SkillServer::new(shared.clone())),
-        LocalSessionManager::default().into(),
+        sessions::Capped::new(sessions::MAX_SESSIONS).into(),
         StreamableHttpServerConfig::default(),
     );
     let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServeError::Bind { addr, source })?;
+    let listener = listen::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
     let bound = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { addr, source })?;
     log(&format!("listening on http://{bound}/mcp"));
-    axum::serve(listener, router)
-        .await
-        .map_err(|e| ServeError::Session(e.to_string()))
+    let max_requests = listen::default_max_connections();
+    let limits = conns::Limits {
+        name: "skillpm mcp",
+        max_requests,
+        max_open: listen::max_open_connections(max_requests),
+        header_timeout: HEADER_TIMEOUT,
+        idle_timeout: IDLE_TIMEOUT,
+    };
+    conns::serve(listener, router, limits, std::future::pending()).await;
+    Ok(())
 }

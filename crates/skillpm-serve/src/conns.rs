@@ -32,7 +32,8 @@
 //!
 //! Responses are streamed through hyper with a small buffer
 //! ([`MAX_BUF`]), so a stalled client costs that buffer, not its response.
-//! HTTP/1.1 only: what skillpm and reverse proxies speak to a registry.
+//! HTTP/1.1 only: what skillpm and reverse proxies speak to a registry,
+//! and what MCP's Streamable HTTP clients speak to `skillpm mcp --http`.
 
 use axum::Router;
 use http_body::{Body, Frame, SizeHint};
@@ -76,6 +77,8 @@ const EVICT_RETRY: Duration = Duration::from_millis(100);
 
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
+    /// The program, for the one line an accept error logs.
+    pub name: &'static str,
     /// Requests served at once (`--max-connections`).
     pub max_requests: usize,
     /// Connections open at once, whatever they are doing.
@@ -465,7 +468,7 @@ pub async fn serve(
             r = listener.accept() => match r {
                 Ok((s, _)) => s,
                 Err(e) => {
-                    accept_error(e).await;
+                    accept_error(limits.name, e).await;
                     continue;
                 }
             },
@@ -509,7 +512,7 @@ pub async fn serve(
 
 /// Per-connection accept errors (the peer already reset) are nothing to
 /// wait for; running out of descriptors or memory is, briefly.
-async fn accept_error(e: io::Error) {
+async fn accept_error(name: &str, e: io::Error) {
     use io::ErrorKind::*;
     if matches!(
         e.kind(),
@@ -517,7 +520,7 @@ async fn accept_error(e: io::Error) {
     ) {
         return;
     }
-    eprintln!("skillpm-registry: accept: {e}");
+    eprintln!("{name}: accept: {e}");
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
