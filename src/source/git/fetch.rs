@@ -25,7 +25,7 @@ use gix::protocol::transport::packetline::PacketLineRef;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The refs every fetch maps into the bare clone, as the `git` path does.
 pub(super) const REFSPECS: [&str; 3] = [
@@ -111,10 +111,7 @@ pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<()
     if !repo.join("HEAD").is_file() {
         init_bare(repo).map_err(|e| err(e.to_string()))?;
     }
-    let client = crate::source::http::blocking(reqwest::blocking::Client::builder())
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| err(one_line(&chain(&e))))?;
+    let client = commit_client().map_err(err)?;
     let endpoint = format!("{}/git-upload-pack", url.as_str().trim_end_matches('/'));
     let response = client
         .post(endpoint)
@@ -174,6 +171,23 @@ pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<()
         Err(_) if !refused.is_empty() => Err(err(one_line(&String::from_utf8_lossy(&refused)))),
         Err(e) => Err(err(one_line(&chain(&e)))),
     }
+}
+
+/// The client of every [`fetch_commit`] in this process. A lock that pins
+/// many commits paid for a client per commit (TLS roots and a connection
+/// pool, built and thrown away) and reused no connection, even to one
+/// host. It follows no redirect.
+fn commit_client() -> Result<&'static reqwest::blocking::Client, String> {
+    static CLIENT: OnceLock<Result<reqwest::blocking::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            crate::source::http::blocking(reqwest::blocking::Client::builder())
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| one_line(&chain(&e)))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 const RESULT_TYPE: &str = "application/x-git-upload-pack-result";
