@@ -177,21 +177,54 @@ impl WellKnownUrl {
     }
 
     /// Whether a URL that `self` hands out (an artifact URL in an index, a
-    /// redirect target) may be fetched: it must pass the same rules, and a
-    /// plain-http (loopback) URL only comes from another loopback one, so
-    /// a public https site can never point the client at local services.
+    /// redirect target) may be fetched: it must pass the same rules, a
+    /// plain-http (loopback) URL only comes from another loopback one, and
+    /// a URL naming this machine or a link-local address only comes from a
+    /// URL that names one too. So a site the user did not run here can
+    /// never point the client at local services, over http or https, nor at
+    /// a cloud metadata address (169.254.169.254).
     pub fn allows(&self, next: url::Url) -> Result<WellKnownUrl, SpecError> {
         let next = WellKnownUrl::from_url(next)?;
+        let refuse = |why: &str| SpecError::BadWellKnownUrl {
+            url: show(next.as_str()),
+            reason: format!("{why} ({})", show(self.as_str())),
+        };
         if next.is_plain_http() && !self.is_plain_http() {
-            return Err(SpecError::BadWellKnownUrl {
-                url: show(next.as_str()),
-                reason: format!(
-                    "an https:// URL may not lead to plain http:// ({})",
-                    show(self.as_str())
-                ),
-            });
+            return Err(refuse("an https:// URL may not lead to plain http://"));
+        }
+        if next.is_local() && !self.is_local() {
+            return Err(refuse(
+                "a remote site may not lead to this machine or a link-local address",
+            ));
         }
         Ok(next)
+    }
+
+    /// Whether the host names this machine (loopback, `localhost`, the
+    /// unspecified address, which Linux routes to itself) or a link-local
+    /// address, by literal; IPv4-mapped IPv6 spellings count as their IPv4
+    /// address. A DNS name that resolves to such an address is not caught
+    /// here (SECURITY.md says so). Private ranges (10/8, 192.168/16, ...)
+    /// are not local: an intranet site may serve its artifacts from them.
+    fn is_local(&self) -> bool {
+        use std::net::IpAddr;
+        let local = |ip: IpAddr| match ip {
+            IpAddr::V4(v4) => v4.is_loopback() || v4.is_unspecified() || v4.is_link_local(),
+            IpAddr::V6(v6) => {
+                v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80
+            }
+        };
+        match self.0.host() {
+            Some(url::Host::Ipv4(ip)) => local(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => {
+                local(ip.to_ipv4_mapped().map_or(IpAddr::V6(ip), IpAddr::V4))
+            }
+            Some(url::Host::Domain(d)) => {
+                let d = d.trim_end_matches('.').to_ascii_lowercase();
+                d == "localhost" || d.ends_with(".localhost")
+            }
+            None => false,
+        }
     }
 
     pub fn as_str(&self) -> &str {

@@ -320,6 +320,52 @@ fn parses_well_known_specs() {
     assert!(local
         .allows(url::Url::parse("http://localhost:2/a").unwrap())
         .is_ok());
+}
+
+#[test]
+fn a_remote_index_cannot_point_at_this_machine_or_link_local_addresses() {
+    let site = WellKnownUrl::parse("https://skills.example.com/").unwrap();
+    for to in [
+        "https://127.0.0.1:8443/a.tar.gz",
+        "https://127.9.9.9/a",
+        "https://[::1]/a",
+        "https://[::ffff:127.0.0.1]/a",
+        "https://0.0.0.0:22/a",
+        "https://[::]/a",
+        "https://169.254.169.254/latest/meta-data/",
+        "https://[fe80::1]/a",
+        "https://localhost/a",
+        "https://LocalHost./a",
+        "https://api.localhost/a",
+    ] {
+        let err = site
+            .allows(url::Url::parse(to).unwrap())
+            .expect_err(to)
+            .to_string();
+        assert!(err.contains("may not lead to this machine"), "{to}: {err}");
+    }
+    for to in [
+        "https://cdn.example.net/a.tar.gz",
+        "https://10.0.0.5/a",
+        "https://192.168.1.10/a",
+        "https://[2001:db8::1]/a",
+        "https://8.8.8.8/a",
+    ] {
+        assert!(site.allows(url::Url::parse(to).unwrap()).is_ok(), "{to}");
+    }
+    // A site the user runs here may serve from here, over https too.
+    for from in [
+        "https://127.0.0.1:8443/",
+        "https://localhost/",
+        "http://[::1]:9/",
+    ] {
+        let here = WellKnownUrl::parse(from).unwrap();
+        assert!(
+            here.allows(url::Url::parse("https://127.0.0.1:9/a").unwrap())
+                .is_ok(),
+            "{from}"
+        );
+    }
     for s in [
         "http://docs.example.com",
         "wellknown+ftp://h/x",
