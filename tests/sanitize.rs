@@ -8,7 +8,7 @@
 mod common;
 mod mock;
 
-use common::{stderr, stdout, Fixture};
+use common::{python, stderr, stdout, Fixture};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -75,17 +75,6 @@ fn hostile_skill(f: &Fixture, root: &Path, command: &str, text: &str, body: &str
         &format!("name: {}\ndescription: {}", yaml(text), yaml(text)),
         body,
     )
-}
-
-fn python() -> String {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 is needed to parse XML and to run a pty");
-    String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_string()
 }
 
 /// Parses `xml` with a real XML 1.0 parser (expat, through minidom) and

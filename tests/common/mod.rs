@@ -433,3 +433,17 @@ pub fn run_vercel(
     );
     (out.status.success(), text)
 }
+
+/// The real python3 interpreter (not a version manager's shim, which
+/// needs the PATH a fixture clears), for tests that parse XML, run a
+/// pseudo-terminal or measure a child with it.
+pub fn python() -> String {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 is needed to parse XML, run a pty and measure memory");
+    String::from_utf8(out.stdout)
+        .expect("utf8")
+        .trim()
+        .to_string()
+}
