@@ -492,6 +492,47 @@ fn hostile_archives_and_urls_are_refused() {
     assert!(stderr(&out).contains("loopback"), "{}", stderr(&out));
 }
 
+/// A DNS name that resolves to this machine is refused before any
+/// connection, though the URL names no local address: an index on the
+/// internet could otherwise send the client to services that listen on
+/// loopback only. The same site by literal address installs, so what is
+/// refused is the name, not the site or its certificate (valid for both).
+#[test]
+fn a_name_that_resolves_to_this_machine_is_refused() {
+    let name = skillpm_test_support::loopback_name()
+        .expect("a name that /etc/hosts maps to 127.0.0.1 (.ci/run adds skillpm-loopback.test)");
+    let f = Fixture::new();
+    let site = Site::start(&f.root().join("site"));
+    let hello = skill_md("hello", "Says hello");
+    site.put("hello/SKILL.md", &hello);
+    modern_index(
+        &site,
+        &[("hello", "skill-md", "/hello/SKILL.md", sha256(&hello), "x")],
+    );
+    let front = skillpm_test_support::tls_front::TlsFront::start();
+    front.forward_to(&site.url);
+    let mut f = f;
+    let ca = front.ca_file().display().to_string();
+    f.extra_env.push(("SSL_CERT_FILE".into(), ca));
+    f.ok(&["init"]);
+
+    let port = front.url().rsplit(':').next().expect("port").to_string();
+    let by_name = format!("https://{name}:{port}");
+    let out = f.skillpm(&["add", &by_name]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("resolves only to this machine"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(site.requests().is_empty(), "{:?}", site.requests());
+    assert!(!f.project_root().join("hello").exists());
+
+    f.ok(&["add", &front.url()]);
+    assert_eq!(
+        std::fs::read(f.project_root().join("hello/SKILL.md")).expect("installed"),
+        hello
+    );
+}
+
 // ------------------------------------------------------------ the registry
 
 fn publish(f: &Fixture, name: &str, version: &str) {

@@ -121,6 +121,23 @@ pub enum Spec {
     },
 }
 
+/// Whether `ip` reaches this machine (loopback, the unspecified address,
+/// which Linux routes to itself) or a link-local neighbour (169.254/16,
+/// where cloud metadata services answer, and fe80::/10); an IPv4-mapped
+/// IPv6 address counts as its IPv4 address.
+pub fn is_local_ip(ip: std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_unspecified() || v4.is_link_local(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_local_ip(IpAddr::V4(v4)),
+            None => {
+                v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80
+            }
+        },
+    }
+}
+
 /// An `http(s)` URL a well-known source may fetch: https anywhere, plain
 /// http only to a loopback address (local servers and tests), never
 /// credentials. Holds a parsed [`url::Url`], so joining relative URLs
@@ -203,22 +220,14 @@ impl WellKnownUrl {
     /// Whether the host names this machine (loopback, `localhost`, the
     /// unspecified address, which Linux routes to itself) or a link-local
     /// address, by literal; IPv4-mapped IPv6 spellings count as their IPv4
-    /// address. A DNS name that resolves to such an address is not caught
-    /// here (SECURITY.md says so). Private ranges (10/8, 192.168/16, ...)
-    /// are not local: an intranet site may serve its artifacts from them.
-    fn is_local(&self) -> bool {
-        use std::net::IpAddr;
-        let local = |ip: IpAddr| match ip {
-            IpAddr::V4(v4) => v4.is_loopback() || v4.is_unspecified() || v4.is_link_local(),
-            IpAddr::V6(v6) => {
-                v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80
-            }
-        };
+    /// address. A DNS name is never local here: what it resolves to is
+    /// checked when it is resolved (`source::http::RemoteOnly`). Private
+    /// ranges (10/8, 192.168/16, ...) are not local: an intranet site may
+    /// serve its artifacts from them.
+    pub fn is_local(&self) -> bool {
         match self.0.host() {
-            Some(url::Host::Ipv4(ip)) => local(IpAddr::V4(ip)),
-            Some(url::Host::Ipv6(ip)) => {
-                local(ip.to_ipv4_mapped().map_or(IpAddr::V6(ip), IpAddr::V4))
-            }
+            Some(url::Host::Ipv4(ip)) => is_local_ip(std::net::IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => is_local_ip(std::net::IpAddr::V6(ip)),
             Some(url::Host::Domain(d)) => {
                 let d = d.trim_end_matches('.').to_ascii_lowercase();
                 d == "localhost" || d.ends_with(".localhost")

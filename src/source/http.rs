@@ -2,6 +2,7 @@
 //! TLS crypto provider, shared by the registry client and the well-known
 //! source.
 
+use crate::project::spec::is_local_ip;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::Duration;
@@ -85,5 +86,39 @@ impl FirstAlone {
             }
         }
         req.send().await
+    }
+}
+
+/// The resolver of requests to a host named by DNS where the name came
+/// from someone else (a well-known index and whatever it points at): it
+/// drops every address [`is_local_ip`] calls this machine or link-local,
+/// and fails when none is left. A literal address in a URL is checked
+/// where the URL is parsed ([`crate::project::spec::WellKnownUrl`]); a
+/// name can only be checked here, and the connection goes to exactly the
+/// addresses checked, so a name that resolves to a public address once
+/// and to 127.0.0.1 the next time (DNS rebinding) gains nothing.
+#[derive(Debug, Default)]
+pub struct RemoteOnly;
+
+impl reqwest::dns::Resolve for RemoteOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let lookup = host.clone();
+            let found = tokio::task::spawn_blocking(move || {
+                std::net::ToSocketAddrs::to_socket_addrs(&(lookup.as_str(), 0))
+            })
+            .await??;
+            let kept: Vec<std::net::SocketAddr> = found.filter(|a| !is_local_ip(a.ip())).collect();
+            if kept.is_empty() {
+                return Err(format!(
+                    "{} resolves only to this machine or a link-local address; \
+                     name it as 127.0.0.1 or localhost to fetch from this machine",
+                    skillpm_core::text::sanitize(&host)
+                )
+                .into());
+            }
+            Ok(Box::new(kept.into_iter()) as reqwest::dns::Addrs)
+        })
     }
 }

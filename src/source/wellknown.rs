@@ -247,7 +247,11 @@ pub struct WellKnownSource {
     cache: Cache,
     offline: bool,
     limits: Limits,
+    /// For URLs that name a host by DNS or a remote address.
     http: OnceCell<reqwest::Client>,
+    /// For URLs that name this machine by literal (`127.0.0.1`,
+    /// `localhost`).
+    http_local: OnceCell<reqwest::Client>,
     /// Index URL → the index there (`None`: 404), read once per run.
     indexes: Memo<Option<Arc<Index>>>,
     /// Resolutions of this run: `add` resolves to learn what it adds, then
@@ -265,38 +269,57 @@ impl WellKnownSource {
                 ..Limits::default()
             },
             http: OnceCell::new(),
+            http_local: OnceCell::new(),
             indexes: Mutex::new(HashMap::new()),
             resolved: Mutex::new(HashMap::new()),
         }
     }
 
-    async fn client(&self) -> Result<&reqwest::Client, SourceError> {
+    /// The client for `url`: one whose resolver refuses this machine
+    /// ([`super::http::RemoteOnly`]) unless the URL names this machine
+    /// by literal, which only a user's own spec (or an index it led to on
+    /// this machine) can do.
+    async fn client(&self, url: &WellKnownUrl) -> Result<&reqwest::Client, SourceError> {
         if self.offline {
             return Err(SourceError::Offline("a well-known index".into()));
         }
-        self.http
-            .get_or_try_init(|| async {
-                super::http::builder()
-                    // Every hop must satisfy the same rules as the first
-                    // URL: https, or http to loopback only.
-                    .redirect(reqwest::redirect::Policy::custom(|attempt| {
-                        let first = attempt
-                            .previous()
-                            .first()
-                            .and_then(|u| WellKnownUrl::from_url(u.clone()).ok());
-                        let ok = first.is_some_and(|f| f.allows(attempt.url().clone()).is_ok());
-                        if attempt.previous().len() >= 5 {
-                            attempt.error("too many redirects")
-                        } else if ok {
-                            attempt.follow()
-                        } else {
-                            attempt.error("redirect to a non-https URL refused")
+        let (cell, remote) = if url.is_local() {
+            (&self.http_local, false)
+        } else {
+            (&self.http, true)
+        };
+        cell.get_or_try_init(|| async {
+            let builder = super::http::builder()
+                // Every hop must satisfy the same rules as the first
+                // URL: https, or http to loopback only.
+                .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                    let first = attempt
+                        .previous()
+                        .first()
+                        .and_then(|u| WellKnownUrl::from_url(u.clone()).ok());
+                    let verdict = match first {
+                        Some(f) => f.allows(attempt.url().clone()).map_err(|e| e.to_string()),
+                        None => Err("redirect from an unusable URL refused".to_string()),
+                    };
+                    if attempt.previous().len() >= 5 {
+                        attempt.error("too many redirects")
+                    } else {
+                        match verdict {
+                            Ok(_) => attempt.follow(),
+                            Err(why) => attempt.error(why),
                         }
-                    }))
-                    .build()
-                    .map_err(|e| SourceError::WellKnown(format!("cannot start HTTP: {e}")))
-            })
-            .await
+                    }
+                }));
+            let builder = if remote {
+                builder.dns_resolver(Arc::new(super::http::RemoteOnly))
+            } else {
+                builder
+            };
+            builder
+                .build()
+                .map_err(|e| SourceError::WellKnown(format!("cannot start HTTP: {e}")))
+        })
+        .await
     }
 
     /// GETs `url` with a cap; `Ok(None)` on 404/410 (so discovery can try
@@ -304,7 +327,7 @@ impl WellKnownSource {
     async fn get(&self, url: &WellKnownUrl, cap: u64) -> Result<Option<Vec<u8>>, SourceError> {
         let shown = sanitize(url.as_str()).into_owned();
         let fail = |detail: String| SourceError::WellKnown(format!("GET {shown}: {detail}"));
-        let client = self.client().await?;
+        let client = self.client(url).await?;
         let mut resp = client
             .get(url.as_url().clone())
             .send()

@@ -1,8 +1,31 @@
 //! The test servers' TLS: a CA made at start-up and a certificate for
-//! 127.0.0.1 it signed.
+//! 127.0.0.1 it signed (also valid for `localhost` and for
+//! [`loopback_name`], so a test can reach the same server by a DNS name).
 
 use std::path::Path;
 use std::sync::Arc;
+
+/// A name other than `localhost` that this machine resolves to loopback
+/// addresses only, through `/etc/hosts`: `skillpm-loopback.test` (which
+/// `.ci/run` adds) or the machine's own host name, as many images map it;
+/// `None` if neither does. Tests of what skillpm does with a DNS name that
+/// leads to this machine need one: no DNS server runs here.
+pub fn loopback_name() -> Option<String> {
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let found = ["skillpm-loopback.test", hostname.trim()]
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .find(|n| {
+            std::net::ToSocketAddrs::to_socket_addrs(&(*n, 0))
+                .map(|addrs| {
+                    let addrs: Vec<_> = addrs.collect();
+                    !addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback())
+                })
+                .unwrap_or(false)
+        })
+        .map(str::to_string);
+    found
+}
 
 /// A CA (written to `ca_pem`) and a leaf for 127.0.0.1 signed by it, as a
 /// TLS acceptor. The leaf is not the CA itself: webpki refuses a CA
@@ -22,7 +45,9 @@ pub(crate) fn acceptor(ca_pem: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsAccept
     std::fs::write(ca_pem, ca_cert.pem()).expect("write CA");
     let issuer = Issuer::new(ca, ca_key);
 
-    let mut leaf = CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("leaf params");
+    let mut names = vec!["127.0.0.1".to_string(), "localhost".to_string()];
+    names.extend(loopback_name());
+    let mut leaf = CertificateParams::new(names).expect("leaf params");
     leaf.distinguished_name
         .push(DnType::CommonName, "127.0.0.1");
     leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
