@@ -30,7 +30,7 @@ store through it) and git from GIT_SSL_CAINFO.
 
 Needs nginx, fcgiwrap and openssl (Debian packages; installed with apt-get
 if missing) and cargo (skillcask is built once into target/peers/).
-Run: python3 benches/peers.py [--sizes 10 100 1000] [--runs N]
+Run: python3 benches/peers.py [--sizes 10 100 1000] [--runs N] [--history N]
      [--skillpm-dir DIR]  (a directory with other skillpm + skillpm-registry
                            builds, e.g. a copy of a previous release build)
      [--dirs A B]         (skillpm's projects and cache under A, skillcask's
@@ -164,13 +164,24 @@ def git(*args, cwd):
     sh(["git", *args], cwd=cwd)
 
 
-def make_repo(tmp, src, n):
-    """One repository with skills/bench-0000 ... for n skills, served bare."""
+def make_repo(tmp, src, n, history=0):
+    """One repository with skills/bench-0000 ... for n skills, served bare.
+    With `history`, that many earlier commits each replace a 32 KB file of
+    random bytes (a repository with a past: what a fetch of the tip alone
+    leaves behind); the last commit removes it and adds the skills."""
     work = os.path.join(tmp, "work", f"skills-{n}")
+    os.makedirs(work)
+    git("init", "-q", "-b", "main", cwd=work)
+    for k in range(history):
+        with open(os.path.join(work, "past.bin"), "wb") as f:
+            f.write(os.urandom(32 * 1024))
+        git("add", "-A", cwd=work)
+        git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", f"past {k}", cwd=work)
+    if history:
+        os.remove(os.path.join(work, "past.bin"))
     for i in range(n):
         name = f"bench-{i:04d}"
         shutil.copytree(os.path.join(src, name), os.path.join(work, "skills", name))
-    git("init", "-q", "-b", "main", cwd=work)
     git("add", "-A", cwd=work)
     git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "skills", cwd=work)
     bare = os.path.join(tmp, "repos", VENDOR, f"skills-{n}.git")
@@ -316,6 +327,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[10, 100, 1000])
     ap.add_argument("--runs", type=int, help="pairs timed per case (default 7 / 5 / 3 by size)")
+    ap.add_argument("--history", type=int, default=0,
+                    help="earlier commits in each git repository, 32 KB of new bytes each (default 0)")
     ap.add_argument("--skillpm-dir", help="directory holding skillpm and skillpm-registry to time")
     ap.add_argument("--dirs", nargs=2, metavar=("SKILLPM_DIR", "SKILLCASK_DIR"),
                     help="where each tool's projects (and skillpm's cache) live, e.g. two "
@@ -351,7 +364,7 @@ def main():
         for name in names:
             make_skill(src, name, reference="notes.md")
         for n in args.sizes:
-            make_repo(tmp, src, n)
+            make_repo(tmp, src, n, args.history)
         servers = Servers(tmp, os.path.join(bindir, "skillpm-registry"))
         url = servers.url
         env["SKILLPM_REGISTRY"] = url

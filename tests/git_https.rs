@@ -172,6 +172,95 @@ fn locked_install_from_https_lock() {
     assert_installed_trees(&warm, &repo);
 }
 
+/// Bytes under `dir`, every file.
+fn bytes_under(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let meta = entry.metadata().unwrap();
+        total += if meta.is_dir() {
+            bytes_under(&entry.path())
+        } else {
+            meta.len()
+        };
+    }
+    total
+}
+
+/// A restore fetches the locked commit without the history behind it: a
+/// 512 KiB file that an earlier commit added and a later one removed is
+/// never downloaded. The repository it lands in is kept apart from the
+/// whole clone, so an `add` from the same URL afterwards (a whole fetch,
+/// which tells the server what it has) still gets complete history, and
+/// an older commit is fetched alone in its turn.
+#[test]
+fn a_locked_restore_fetches_no_history() {
+    let server = GitHttps::start();
+    let (f, log) = trusting(&server);
+    let repo = multi_repo(&f, &server);
+    f.write(
+        &repo,
+        "old/noise.bin",
+        skillpm_test_support::seeded::noise(7, 512 * 1024),
+    );
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-qm", "noise"]);
+    let first = rev_parse(&repo, "HEAD~1");
+    common::git(&repo, &["rm", "-rq", "old"]);
+    f.write(&repo, "skills/alpha/notes.md", "later\n");
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-qm", "drop the noise"]);
+    let url = format!("git+{}", server.url("multi"));
+    f.ok(&["init"]);
+    f.ok(&["add", &url, "--skill", "alpha"]);
+
+    let cold = f.root().join("cold");
+    copy_project(&f.project, &cold);
+    let cache = f.cache.join("skillpm");
+    std::fs::remove_dir_all(&cache).unwrap();
+    f.ok(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
+    assert_in_process(&log);
+    assert_eq!(
+        std::fs::read_to_string(cold.join(".agents/skills/alpha/notes.md")).unwrap(),
+        "later\n"
+    );
+    let git_bytes = bytes_under(&cache.join("git-v1"));
+    assert!(
+        git_bytes < 256 * 1024,
+        "{git_bytes} bytes of git in the cache"
+    );
+
+    // The whole fetch into the clone beside it: complete history, so the
+    // commit with the noise is there to add from.
+    f.ok(&[
+        "-C",
+        cold.to_str().unwrap(),
+        "add",
+        &format!("{url}@{first}"),
+        "--skill",
+        "beta",
+    ]);
+    assert!(bytes_under(&cache.join("git-v1")) > git_bytes + 512 * 1024);
+
+    // A lock that pins the older commit, restored with only the commits
+    // fetched alone: it is fetched alone too (one request).
+    let older = f.root().join("older");
+    copy_project(&cold, &older);
+    std::fs::remove_dir_all(&cache).unwrap();
+    server.clear();
+    f.ok(&["-C", older.to_str().unwrap(), "install", "--locked"]);
+    assert_eq!(
+        server.counts().get("/multi.git/git-upload-pack"),
+        Some(&2),
+        "{:?}",
+        server.requests()
+    );
+    assert_eq!(
+        std::fs::read_to_string(older.join(".agents/skills/beta/SKILL.md")).unwrap(),
+        std::fs::read_to_string(repo.join("skills/beta/SKILL.md")).unwrap()
+    );
+    assert_in_process(&log);
+}
+
 /// A server that never hears the client asked for protocol v2 (git
 /// before 2.18, a proxy that drops `Git-Protocol`) answers the one-request
 /// fetch of a locked commit with an error; the restore falls back to the

@@ -187,23 +187,43 @@ fn rev_parse(repo: &Path, url: &GitUrl, rev: &str) -> Result<Option<String>, Sou
     Ok(is_full_commit(&id).then_some(id))
 }
 
-/// Whether the bare clone already holds `commit` (so `--frozen` can work).
-fn has_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
-    let repo = clone_dir(cache, url);
+/// Where a restore keeps the commits it fetched alone: a bare repository
+/// beside the clone of `url`. Those commits arrive without their history
+/// (the protocol's `deepen 1`), so they stay out of the clone, whose
+/// fetches tell the server which commits they have and would claim a
+/// history that is not there; nothing but [`fetch_commit`] writes here
+/// and nothing reads more than a commit's tree.
+fn commits_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
+    let mut dir = clone_dir(cache, url).into_os_string();
+    dir.push(".commits");
+    dir.into()
+}
+
+/// The repository in the cache that holds `commit` of `url`, if one does
+/// (so `--frozen` can work): the clone, or the commits fetched alone.
+fn holder(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
+    [clone_dir(cache, url), commits_dir(cache, url)]
+        .into_iter()
+        .find(|repo| holds(repo, url, commit))
+}
+
+fn holds(repo: &Path, url: &GitUrl, commit: &str) -> bool {
     repo.join("HEAD").is_file()
-        && objects::open(&repo, url)
+        && objects::open(repo, url)
             .is_ok_and(|r| objects::tree_of(&r.to_thread_local(), commit).is_some())
 }
 
-/// Fetches `commit` alone, in one request ([`fetch::fetch_commit`]), when
-/// the URL is one this process fetches. `false` means "do the whole
+/// Fetches `commit` alone, without its history, in one request
+/// ([`fetch::fetch_commit`]), when the URL is one this process fetches;
+/// returns the repository that now holds it. `None` means "do the whole
 /// fetch": its errors (and the `git` fallback) are the ones worth
 /// reporting.
-fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> bool {
-    let repo = clone_dir(cache, url);
-    fetch::handles(url)
+fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
+    let repo = commits_dir(cache, url);
+    (fetch::handles(url)
         && fetch::fetch_commit(&repo, url, commit).is_ok()
-        && has_commit(cache, url, commit)
+        && holds(&repo, url, commit))
+    .then_some(repo)
 }
 
 /// A skill packed from a commit: what it says it is, and its tarball.
@@ -368,9 +388,9 @@ pub struct GitSource {
     resolved: Memo<Resolution>,
     /// `url#ref` → commit.
     refs: Memo<String>,
-    /// `url#commit` → whether the bare clone holds it (fetching it alone
-    /// when it does not).
-    present: Memo<bool>,
+    /// `url#commit` → the repository in the cache that holds it (fetching
+    /// it alone when none does); `None`: only a whole fetch can tell.
+    present: Memo<Option<PathBuf>>,
     /// `url#commit` → what its skills share.
     trees: Memo<Arc<export::Shared>>,
     /// `url#commit:path` → the packed skill.
@@ -440,11 +460,13 @@ impl GitSource {
 
     /// What the skills of `commit` share: listed once per run.
     async fn shared(&self, url: &GitUrl, commit: &str) -> Result<Arc<export::Shared>, SourceError> {
-        let cell = memo(&self.trees, format!("{}#{commit}", url.redacted()));
+        let key = format!("{}#{commit}", url.redacted());
+        let held = memo(&self.present, key.clone()).get().cloned().flatten();
+        let cell = memo(&self.trees, key);
         cell.get_or_try_init(|| {
             let (u, c) = (url.clone(), commit.to_string());
             self.blocking(move |cache| {
-                let repo = clone_dir(cache, &u);
+                let repo = held.unwrap_or_else(|| clone_dir(cache, &u));
                 let shared = export::Shared::new(&repo, &u, &c, &listing_limits())?;
                 Ok(Arc::new(shared))
             })
@@ -563,15 +585,16 @@ impl Source for GitSource {
             unreachable!("GitSource is only handed git packages")
         };
         let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
-        let present = *cell
+        let held = cell
             .get_or_try_init(|| {
                 let (u, c, offline) = (url.clone(), commit.clone(), self.offline);
                 self.blocking(move |cache| {
-                    Ok(has_commit(cache, &u, &c) || (!offline && fetch_commit(cache, &u, &c)))
+                    Ok(holder(cache, &u, &c)
+                        .or_else(|| (!offline).then(|| fetch_commit(cache, &u, &c)).flatten()))
                 })
             })
             .await?;
-        if !present {
+        if held.is_none() {
             if self.offline {
                 return Err(SourceError::Offline(format!(
                     "fetching {} from {}",

@@ -88,8 +88,9 @@ const MAX_PACK_BYTES: u64 = 2 << 30;
 /// such a bomb from taking the machine's memory, in both fetch paths.
 const MAX_OBJECT_BYTES: usize = 1 << 30;
 
-/// Fetches one commit (and everything it reaches) into the bare clone at
-/// `repo`, in one request: protocol v2 lets a client ask for an object id
+/// Fetches one commit and its tree, without its history, into the bare
+/// repository at `repo` (the caller keeps these apart from the whole
+/// clone), in one request: protocol v2 lets a client ask for an object id
 /// without listing refs first, which is what a restore from the lock
 /// needs. [`fetch`] costs two round trips (the refs, then the pack), and
 /// the first of them is a whole `upload-pack` run on the server. A server
@@ -192,9 +193,13 @@ fn commit_client() -> Result<&'static reqwest::blocking::Client, String> {
 
 const RESULT_TYPE: &str = "application/x-git-upload-pack-result";
 
-/// The body of a protocol v2 `fetch` of `commit` alone: no `have`s (the
-/// clone may be empty, and the server then sends what the commit
-/// reaches), `done` at once, and no progress text to skip.
+/// The body of a protocol v2 `fetch` of `commit` alone: `deepen 1`, so
+/// the server sends the commit and its tree, not the history behind it
+/// (a restore reads one tree; a repository with years of history would
+/// otherwise send all of it), no `have`s (the repository may be empty),
+/// `done` at once, and no progress text to skip. A server without the
+/// `shallow` feature refuses the request, and the caller does the whole
+/// fetch instead.
 fn fetch_request(commit: &str) -> Vec<u8> {
     // No `object-format` capability: servers before git 2.28 refuse
     // capabilities they do not know, and sha1 is what they all assume.
@@ -202,7 +207,13 @@ fn fetch_request(commit: &str) -> Vec<u8> {
     let _ = encode::text_to_write(b"command=fetch", &mut body);
     let _ = encode::delim_to_write(&mut body);
     let want = format!("want {commit}");
-    let args: [&[u8]; 4] = [b"ofs-delta", b"no-progress", want.as_bytes(), b"done"];
+    let args: [&[u8]; 5] = [
+        b"ofs-delta",
+        b"no-progress",
+        want.as_bytes(),
+        b"deepen 1",
+        b"done",
+    ];
     for line in args {
         let _ = encode::text_to_write(line, &mut body);
     }
@@ -271,7 +282,7 @@ mod tests {
         assert_eq!(
             body,
             format!(
-                "0012command=fetch\n0001000eofs-delta\n0010no-progress\n0032want {commit}\n0009done\n0000"
+                "0012command=fetch\n0001000eofs-delta\n0010no-progress\n0032want {commit}\n000ddeepen 1\n0009done\n0000"
             )
         );
     }
