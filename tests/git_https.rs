@@ -186,14 +186,13 @@ fn bytes_under(dir: &Path) -> u64 {
     total
 }
 
-/// A restore fetches the locked commit without the history behind it: a
-/// 512 KiB file that an earlier commit added and a later one removed is
-/// never downloaded. The repository it lands in is kept apart from the
-/// whole clone, so an `add` from the same URL afterwards (a whole fetch,
-/// which tells the server what it has) still gets complete history, and
-/// an older commit is fetched alone in its turn.
+/// `add` and a restore fetch the commits they read without the history
+/// behind them: a 512 KiB file that an earlier commit added and a later
+/// one removed is never downloaded. A commit behind the tips (`add` of
+/// an older id) makes the clone whole, and a lock pinning it restores
+/// from a cold cache with that commit fetched alone.
 #[test]
-fn a_locked_restore_fetches_no_history() {
+fn git_fetches_take_no_history_they_do_not_read() {
     let server = GitHttps::start();
     let (f, log) = trusting(&server);
     let repo = multi_repo(&f, &server);
@@ -212,10 +211,12 @@ fn a_locked_restore_fetches_no_history() {
     let url = format!("git+{}", server.url("multi"));
     f.ok(&["init"]);
     f.ok(&["add", &url, "--skill", "alpha"]);
+    let cache = f.cache.join("skillpm");
+    let git_bytes = bytes_under(&cache.join("git-v1"));
+    assert!(git_bytes < 256 * 1024, "{git_bytes} bytes of git after add");
 
     let cold = f.root().join("cold");
     copy_project(&f.project, &cold);
-    let cache = f.cache.join("skillpm");
     std::fs::remove_dir_all(&cache).unwrap();
     f.ok(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
     assert_in_process(&log);
@@ -229,8 +230,7 @@ fn a_locked_restore_fetches_no_history() {
         "{git_bytes} bytes of git in the cache"
     );
 
-    // The whole fetch into the clone beside it: complete history, so the
-    // commit with the noise is there to add from.
+    // A commit behind the tips: the clone is fetched whole.
     f.ok(&[
         "-C",
         cold.to_str().unwrap(),

@@ -27,6 +27,7 @@ use crate::cache::Cache;
 use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use crate::project::spec::{GitRef, GitUrl};
+use fetch::History;
 use skillpm_core::archive::{self, Limits, UnpackError};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
@@ -76,15 +77,21 @@ fn clone_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
     cache.git_dir(url.redacted().as_str())
 }
 
-/// Makes sure the bare clone of `url` exists and is up to date: in this
-/// process when [`fetch::handles`] the URL, else (or when that fails, so
-/// git's credential helpers and proxy settings still get their chance)
-/// through `git`.
-fn fetch_repo(cache: &Cache, url: &GitUrl) -> Result<PathBuf, SourceError> {
+/// Makes sure the bare clone of `url` exists and is up to date, with as
+/// much `history` as asked: in this process when [`fetch::handles`] the
+/// URL, else (or when that fails, so git's credential helpers and proxy
+/// settings still get their chance) through `git`, which fetches all of
+/// it. A server that cannot cut history is asked for all of it before
+/// `git` runs.
+fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, SourceError> {
     let repo = clone_dir(cache, url);
     let in_process = match fetch::handles(url) {
-        true => match fetch::fetch(&repo, url) {
+        true => match fetch::fetch(&repo, url, history) {
             Ok(()) => return Ok(repo),
+            Err(e) if history == History::Tips => match fetch::fetch(&repo, url, History::Full) {
+                Ok(()) => return Ok(repo),
+                Err(_) => Some(e),
+            },
             Err(e) => Some(e),
         },
         false => None,
@@ -129,9 +136,12 @@ fn git_fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
         .args(["-c", "gc.auto=0"])
         .arg("--git-dir")
         .arg(repo)
-        .args(["fetch", "--quiet", "--force", "--prune", "--no-tags", "--"])
-        .arg(url.as_str())
-        .args(fetch::REFSPECS);
+        .args(["fetch", "--quiet", "--force", "--prune", "--no-tags"]);
+    // All of it, even where an earlier fetch in process took tips alone.
+    if repo.join("shallow").is_file() {
+        c.arg("--unshallow");
+    }
+    c.arg("--").arg(url.as_str()).args(fetch::REFSPECS);
     run(c, "fetch from", url)?;
     Ok(())
 }
@@ -384,7 +394,10 @@ pub struct GitSource {
     offline: bool,
     limits: Limits,
     permits: Arc<Semaphore>,
+    /// `url` → its clone, fetched with the commits its refs name.
     fetched: Memo<PathBuf>,
+    /// `url` → its clone, fetched with all its history.
+    deepened: Memo<PathBuf>,
     resolved: Memo<Resolution>,
     /// `url#ref` → commit.
     refs: Memo<String>,
@@ -405,6 +418,7 @@ impl GitSource {
             limits: Limits::default(),
             permits: Arc::new(Semaphore::new(GIT_CONCURRENCY)),
             fetched: Mutex::new(HashMap::new()),
+            deepened: Mutex::new(HashMap::new()),
             resolved: Mutex::new(HashMap::new()),
             refs: Mutex::new(HashMap::new()),
             present: Mutex::new(HashMap::new()),
@@ -425,12 +439,28 @@ impl GitSource {
         tokio::task::spawn_blocking(move || f(&cache)).await?
     }
 
-    /// The bare clone of `url`, fetched once per run.
+    /// The bare clone of `url` with the commits its refs name, fetched
+    /// once per run.
     async fn repo(&self, url: &GitUrl) -> Result<PathBuf, SourceError> {
-        let cell = memo(&self.fetched, url.redacted());
+        self.fetched_once(&self.fetched, url, History::Tips).await
+    }
+
+    /// The bare clone of `url` with all its history, for a revision the
+    /// tips do not hold; fetched at most once per run.
+    async fn whole_repo(&self, url: &GitUrl) -> Result<PathBuf, SourceError> {
+        self.fetched_once(&self.deepened, url, History::Full).await
+    }
+
+    async fn fetched_once(
+        &self,
+        memo_of: &Memo<PathBuf>,
+        url: &GitUrl,
+        history: History,
+    ) -> Result<PathBuf, SourceError> {
+        let cell = memo(memo_of, url.redacted());
         cell.get_or_try_init(|| {
             let url = url.clone();
-            self.blocking(move |cache| fetch_repo(cache, &url))
+            self.blocking(move |cache| fetch_repo(cache, &url, history))
         })
         .await
         .cloned()
@@ -448,11 +478,20 @@ impl GitSource {
             reference.map(|r| r.as_str()).unwrap_or("")
         );
         let cell = memo(&self.refs, key);
-        cell.get_or_try_init(|| async {
-            let repo = self.repo(url).await?;
+        let resolve = |repo: PathBuf| {
             let (u, r) = (url.clone(), reference.cloned());
             self.blocking(move |_| resolve_ref(&repo, &u, r.as_ref()))
-                .await
+        };
+        cell.get_or_try_init(|| async {
+            let repo = self.repo(url).await?;
+            let shallow = repo.join("shallow").is_file();
+            match resolve(repo).await {
+                // Behind the tips (`HEAD~2`, an older commit id): only
+                // the whole history can tell (whatever failed reading the
+                // shallow clone, `git` missing included).
+                Err(_) if shallow => resolve(self.whole_repo(url).await?).await,
+                other => other,
+            }
         })
         .await
         .cloned()
@@ -602,7 +641,12 @@ impl Source for GitSource {
                     url.redacted()
                 )));
             }
-            self.repo(url).await?;
+            // The tips first; a locked commit behind them needs the rest.
+            let repo = self.repo(url).await?;
+            let (u, c) = (url.clone(), commit.clone());
+            if !self.blocking(move |_| Ok(holds(&repo, &u, &c))).await? {
+                self.whole_repo(url).await?;
+            }
         }
         Ok(self.pack(url, commit, locked.path.as_deref()).await?.bytes)
     }
