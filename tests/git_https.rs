@@ -214,6 +214,12 @@ fn git_fetches_take_no_history_they_do_not_read() {
     let cache = f.cache.join("skillpm");
     let git_bytes = bytes_under(&cache.join("git-v1"));
     assert!(git_bytes < 256 * 1024, "{git_bytes} bytes of git after add");
+    // A branch that does not exist is missing at any depth: the error,
+    // without fetching the history to find out.
+    let out = f.skillpm(&["add", &format!("{url}@no-such-branch"), "--skill", "beta"]);
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+    assert!(common::stderr(&out).contains("is not a tag, branch or commit"));
+    assert!(bytes_under(&cache.join("git-v1")) < 256 * 1024);
 
     let cold = f.root().join("cold");
     copy_project(&f.project, &cold);

@@ -81,17 +81,20 @@ fn clone_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
 /// much `history` as asked: in this process when [`fetch::handles`] the
 /// URL, else (or when that fails, so git's credential helpers and proxy
 /// settings still get their chance) through `git`, which fetches all of
-/// it. A server that cannot cut history is asked for all of it before
-/// `git` runs.
+/// it. A server without the `shallow` feature is asked for all of it in
+/// process before `git` runs; any other failure is not retried here (a
+/// server that timed out would only time out again).
 fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, SourceError> {
     let repo = clone_dir(cache, url);
     let in_process = match fetch::handles(url) {
         true => match fetch::fetch(&repo, url, history) {
             Ok(()) => return Ok(repo),
-            Err(e) if history == History::Tips => match fetch::fetch(&repo, url, History::Full) {
-                Ok(()) => return Ok(repo),
-                Err(_) => Some(e),
-            },
+            Err(e) if history == History::Tips && about_shallow(&e) => {
+                match fetch::fetch(&repo, url, History::Full) {
+                    Ok(()) => return Ok(repo),
+                    Err(_) => Some(e),
+                }
+            }
             Err(e) => Some(e),
         },
         false => None,
@@ -112,6 +115,26 @@ fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, 
             detail: format!("{detail} (in process: {first})"),
         }),
         (Err(e), Some(_)) => Err(e),
+    }
+}
+
+/// Whether a fetch of tips failed over the `shallow` feature (the server
+/// lacks it, or the clone's `shallow` file is locked), which a fetch of
+/// everything does not need.
+fn about_shallow(e: &SourceError) -> bool {
+    matches!(e, SourceError::Git { detail, .. } if detail.contains("shallow"))
+}
+
+/// Whether `reference` may name a commit behind the tips (a commit id,
+/// `HEAD~2`), which only the whole history can resolve. A tag or branch
+/// that is missing is missing at any depth: every ref is fetched.
+fn may_be_behind_tips(reference: Option<&GitRef>) -> bool {
+    match reference {
+        Some(GitRef::Rev(_)) => true,
+        Some(GitRef::Unspecified(x)) => {
+            (x.len() >= 4 && x.bytes().all(|b| b.is_ascii_hexdigit())) || x.contains(['~', '^'])
+        }
+        _ => false,
     }
 }
 
@@ -486,10 +509,11 @@ impl GitSource {
             let repo = self.repo(url).await?;
             let shallow = repo.join("shallow").is_file();
             match resolve(repo).await {
-                // Behind the tips (`HEAD~2`, an older commit id): only
-                // the whole history can tell (whatever failed reading the
-                // shallow clone, `git` missing included).
-                Err(_) if shallow => resolve(self.whole_repo(url).await?).await,
+                // Whatever failed reading the shallow clone (`git`
+                // missing included), the whole history can tell.
+                Err(_) if shallow && may_be_behind_tips(reference) => {
+                    resolve(self.whole_repo(url).await?).await
+                }
                 other => other,
             }
         })
@@ -628,8 +652,10 @@ impl Source for GitSource {
             .get_or_try_init(|| {
                 let (u, c, offline) = (url.clone(), commit.clone(), self.offline);
                 self.blocking(move |cache| {
-                    Ok(holder(cache, &u, &c)
-                        .or_else(|| (!offline).then(|| fetch_commit(cache, &u, &c)).flatten()))
+                    Ok(holder(cache, &u, &c).or_else(|| match offline {
+                        true => None,
+                        false => fetch_commit(cache, &u, &c),
+                    }))
                 })
             })
             .await?;
@@ -655,6 +681,28 @@ impl Source for GitSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_what_may_name_a_commit_asks_for_the_whole_history() {
+        let unspecified = |s: &str| GitRef::Unspecified(s.into());
+        for r in [
+            GitRef::Rev("main".into()),
+            unspecified("0123abcd"),
+            unspecified("HEAD~2"),
+            unspecified("main^"),
+        ] {
+            assert!(may_be_behind_tips(Some(&r)), "{r:?}");
+        }
+        for r in [
+            unspecified("no-such-branch"),
+            unspecified("abc"),
+            GitRef::Tag("0123abcd".into()),
+            GitRef::Branch("main".into()),
+        ] {
+            assert!(!may_be_behind_tips(Some(&r)), "{r:?}");
+        }
+        assert!(!may_be_behind_tips(None));
+    }
 
     #[test]
     fn commands_drop_discovery_roots_and_dot_dirs() {

@@ -293,21 +293,17 @@ impl WellKnownSource {
                 // Every hop must satisfy the same rules as the first
                 // URL: https, or http to loopback only.
                 .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                    if attempt.previous().len() >= 5 {
+                        return attempt.error("too many redirects");
+                    }
                     let first = attempt
                         .previous()
                         .first()
                         .and_then(|u| WellKnownUrl::from_url(u.clone()).ok());
-                    let verdict = match first {
-                        Some(f) => f.allows(attempt.url().clone()).map_err(|e| e.to_string()),
-                        None => Err("redirect from an unusable URL refused".to_string()),
-                    };
-                    if attempt.previous().len() >= 5 {
-                        attempt.error("too many redirects")
-                    } else {
-                        match verdict {
-                            Ok(_) => attempt.follow(),
-                            Err(why) => attempt.error(why),
-                        }
+                    match first.map(|f| f.allows(attempt.url().clone())) {
+                        Some(Ok(_)) => attempt.follow(),
+                        Some(Err(why)) => attempt.error(why.to_string()),
+                        None => attempt.error("redirect from an unusable URL refused"),
                     }
                 }));
             let builder = if remote {

@@ -11,6 +11,13 @@ use std::sync::Arc;
 /// `None` if neither does. Tests of what skillpm does with a DNS name that
 /// leads to this machine need one: no DNS server runs here.
 pub fn loopback_name() -> Option<String> {
+    // Looked up once: every test server's certificate names it, and a
+    // host name missing from /etc/hosts goes to DNS.
+    static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    NAME.get_or_init(find_loopback_name).clone()
+}
+
+fn find_loopback_name() -> Option<String> {
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let found = ["skillpm-loopback.test", hostname.trim()]
         .into_iter()
