@@ -172,6 +172,17 @@ fn locked_install_from_https_lock() {
     assert_installed_trees(&warm, &repo);
 }
 
+/// Commits `len` bytes of incompressible noise at `path` in `repo`.
+fn commit_noise(f: &Fixture, repo: &Path, path: &str, len: usize) {
+    f.write(
+        repo,
+        path,
+        skillpm_test_support::seeded::noise(len as u64, len),
+    );
+    common::git(repo, &["add", "-A"]);
+    common::git(repo, &["commit", "-qm", "noise"]);
+}
+
 /// Bytes under `dir`, every file.
 fn bytes_under(dir: &Path) -> u64 {
     let mut total = 0;
@@ -196,13 +207,7 @@ fn git_fetches_take_no_history_they_do_not_read() {
     let server = GitHttps::start();
     let (f, log) = trusting(&server);
     let repo = multi_repo(&f, &server);
-    f.write(
-        &repo,
-        "old/noise.bin",
-        skillpm_test_support::seeded::noise(7, 512 * 1024),
-    );
-    common::git(&repo, &["add", "-A"]);
-    common::git(&repo, &["commit", "-qm", "noise"]);
+    commit_noise(&f, &repo, "old/noise.bin", 512 * 1024);
     let first = rev_parse(&repo, "HEAD~1");
     common::git(&repo, &["rm", "-rq", "old"]);
     f.write(&repo, "skills/alpha/notes.md", "later\n");
@@ -265,6 +270,54 @@ fn git_fetches_take_no_history_they_do_not_read() {
         std::fs::read_to_string(repo.join("skills/beta/SKILL.md")).unwrap()
     );
     assert_in_process(&log);
+}
+
+/// Ctrl-C while a fetch of tips is under way leaves no lock behind:
+/// gitoxide holds `shallow.lock` in the clone from before it asks for the
+/// pack until the pack is in, and a lock left by a killed process would
+/// refuse every later fetch of that URL.
+#[test]
+fn an_interrupted_fetch_leaves_no_lock_behind() {
+    let server = GitHttps::start();
+    let (f, _log) = trusting(&server);
+    let repo = multi_repo(&f, &server);
+    commit_noise(&f, &repo, "big/noise.bin", 16 << 20);
+    f.ok(&["init"]);
+    let url = format!("git+{}", server.url("multi"));
+    let git = f.cache.join("skillpm/git-v1");
+    let mut child = f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .args(["add", "--all", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let locked = || {
+        std::fs::read_dir(&git)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|clone| clone.path().join("shallow.lock").exists())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !locked() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fetch never took its lock"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the fetch ended first");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(!locked(), "shallow.lock left behind");
+    f.ok(&["add", "--all", &url]);
+    assert_installed_trees(&f.project, &repo);
 }
 
 /// A server that never hears the client asked for protocol v2 (git

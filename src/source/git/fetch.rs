@@ -53,6 +53,17 @@ pub(super) enum History {
     Full,
 }
 
+/// Has a termination signal (Ctrl-C, SIGTERM) remove gitoxide's lock and
+/// temporary files before the process dies as it would have. A fetch
+/// holds `shallow.lock` from before it asks for the pack until the pack
+/// is in; left behind, it refused every later fetch of that URL. Set up
+/// on the first fetch, so commands that fetch nothing keep the default
+/// handlers; it must come before gitoxide's first temporary file.
+fn remove_locks_on_signal() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| gix::tempfile::signal::setup(Default::default()));
+}
+
 /// Fetches [`REFSPECS`] of `url` into the bare repository at `repo`
 /// (created when missing), with as much `history` as asked; a clone made
 /// shallow by an earlier fetch of tips is made whole by [`History::Full`].
@@ -64,6 +75,7 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), S
         url: url.redacted(),
         detail: one_line(&chain(e)).replace(url.as_str(), &url.redacted()),
     };
+    remove_locks_on_signal();
     warm_local_time_zone();
     let repo = open(repo).map_err(|e| err(&*e))?;
     let remote = repo
@@ -131,6 +143,7 @@ pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<()
     if !is_full_commit(commit) {
         return Err(err(format!("{commit:?} is not a commit id")));
     }
+    remove_locks_on_signal();
     if !repo.join("HEAD").is_file() {
         init_bare(repo).map_err(|e| err(e.to_string()))?;
     }
