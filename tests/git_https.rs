@@ -274,8 +274,8 @@ fn git_fetches_take_no_history_they_do_not_read() {
 
 /// Ctrl-C while a fetch of tips is under way leaves no lock behind:
 /// gitoxide holds `shallow.lock` in the clone from before it asks for the
-/// pack until the pack is in, and a lock left by a killed process would
-/// refuse every later fetch of that URL.
+/// pack until the pack is in, and a lock left by a killed process fails
+/// every later in-process fetch of that URL at once.
 #[test]
 fn an_interrupted_fetch_leaves_no_lock_behind() {
     let server = GitHttps::start();

@@ -56,7 +56,8 @@ pub(super) enum History {
 /// Has a termination signal (Ctrl-C, SIGTERM) remove gitoxide's lock and
 /// temporary files before the process dies as it would have. A fetch
 /// holds `shallow.lock` from before it asks for the pack until the pack
-/// is in; left behind, it refused every later fetch of that URL. Set up
+/// is in; left behind, every later fetch of that URL in process failed
+/// at once (gitoxide does not wait for a lock), leaving it to `git`. Set up
 /// on the first fetch, so commands that fetch nothing keep the default
 /// handlers; it must come before gitoxide's first temporary file.
 fn remove_locks_on_signal() {
