@@ -444,6 +444,39 @@ fn untrusted_certificate_is_one_clean_error() {
     assert!(repo.join(".git").is_dir());
 }
 
+/// An authority that only `SSL_CERT_DIR` holds is trusted although
+/// `SSL_CERT_FILE` names a bundle without it: skillpm reads the bundle
+/// first and the directory when the bundle does not vouch (see
+/// `source::tls`), so it trusts what the system's default set would.
+/// Without it in the directory either, the same add is refused.
+#[test]
+fn an_authority_only_the_certificate_directory_holds_is_trusted() {
+    let server = GitHttps::start();
+    let mut f = Fixture::new();
+    let log = f.root().join("git.log");
+    logging_git(&f, &log);
+    let bundle = f.root().join("bundle.pem");
+    std::fs::write(&bundle, skillpm_test_support::issued().ca_pem).unwrap();
+    let dir = f.root().join("certs");
+    std::fs::create_dir(&dir).unwrap();
+    f.extra_env
+        .push(("SSL_CERT_FILE".into(), bundle.display().to_string()));
+    f.extra_env
+        .push(("SSL_CERT_DIR".into(), dir.display().to_string()));
+    multi_repo(&f, &server);
+    let url = format!("git+{}", server.url("multi"));
+
+    let err = add_fails(&f, &url);
+    assert!(err.contains("certificate"), "{err}");
+    // That refusal fell back to `git`; from here on, none may run.
+    std::fs::remove_file(&log).unwrap();
+
+    std::fs::copy(server.ca_file(), dir.join("server.pem")).unwrap();
+    f.ok(&["add", "--all", &url]);
+    assert_eq!(lock_skills(&f.project).len(), NAMES.len());
+    assert_in_process(&log);
+}
+
 /// With no `git` to fall back to, the error is why the in-process fetch
 /// failed, not that git is missing.
 #[test]

@@ -24,16 +24,23 @@ pub fn timeout() -> Duration {
         .unwrap_or(TIMEOUT)
 }
 
-/// The shared timeouts and user agent, applied to either kind of reqwest
-/// builder (the async one here, the blocking one gitoxide drives).
+/// The shared timeouts, user agent and TLS trust ([`crate::source::tls`]),
+/// applied to either kind of reqwest builder (the async one here, the
+/// blocking one gitoxide drives). Without system authorities the builder
+/// keeps reqwest's own TLS set-up, whose `build` then fails with the
+/// same finding.
 macro_rules! configure {
     ($builder:expr) => {{
         use_ring();
         let t = timeout();
-        $builder
+        let builder = $builder
             .connect_timeout(t)
             .timeout(t * TOTAL_FACTOR)
-            .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")));
+        match crate::source::tls::client_config() {
+            Ok(tls) => builder.tls_backend_preconfigured(tls),
+            Err(_) => builder,
+        }
     }};
 }
 

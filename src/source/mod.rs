@@ -11,6 +11,7 @@ pub mod git;
 pub mod http;
 pub mod path;
 pub mod registry;
+pub mod tls;
 mod verify;
 pub mod wellknown;
 

@@ -9,6 +9,6 @@ pub mod git_https;
 pub mod registry;
 pub mod seeded;
 mod tls;
-pub use tls::loopback_name;
+pub use tls::{issued, loopback_name, Issued};
 pub mod tls_front;
 pub mod tree;

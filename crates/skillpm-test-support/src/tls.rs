@@ -34,22 +34,34 @@ fn find_loopback_name() -> Option<String> {
     found
 }
 
-/// A CA (written to `ca_pem`) and a leaf for 127.0.0.1 signed by it, as a
-/// TLS acceptor. The leaf is not the CA itself: webpki refuses a CA
-/// certificate presented as the server's.
-pub(crate) fn acceptor(ca_pem: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsAcceptor {
+/// A CA made for one test and a leaf for 127.0.0.1 (and `localhost` and
+/// [`loopback_name`]) it signed. The leaf is not the CA itself: webpki
+/// refuses a CA certificate presented as the server's.
+pub struct Issued {
+    pub ca_pem: String,
+    pub leaf: rustls::pki_types::CertificateDer<'static>,
+    key: rustls::pki_types::PrivateKeyDer<'static>,
+}
+
+pub fn issued() -> Issued {
     use rcgen::{
         BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
         KeyPair, KeyUsagePurpose,
     };
     let mut ca = CertificateParams::new(Vec::<String>::new()).expect("ca params");
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(DnType::CommonName, "skillpm test CA");
+    // Each CA its own name: two of the same name in one trust store
+    // make webpki try the wrong one's key (BadSignature, not UnknownIssuer).
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ca.distinguished_name.push(
+        DnType::CommonName,
+        format!("skillpm test CA {} {n}", std::process::id()),
+    );
     ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
     let ca_key = KeyPair::generate().expect("ca key");
     let ca_cert = ca.self_signed(&ca_key).expect("ca cert");
-    std::fs::write(ca_pem, ca_cert.pem()).expect("write CA");
+    let ca_pem = ca_cert.pem();
     let issuer = Issuer::new(ca, ca_key);
 
     let mut names = vec!["127.0.0.1".to_string(), "localhost".to_string()];
@@ -60,15 +72,25 @@ pub(crate) fn acceptor(ca_pem: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsAccept
     leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     let leaf_key = KeyPair::generate().expect("leaf key");
     let leaf_cert = leaf.signed_by(&leaf_key, &issuer).expect("leaf cert");
-
     let key =
         rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).expect("leaf key der");
+    Issued {
+        ca_pem,
+        leaf: leaf_cert.der().clone(),
+        key,
+    }
+}
+
+/// A CA (written to `ca_pem`) and a leaf it signed, as a TLS acceptor.
+pub(crate) fn acceptor(ca_pem: &Path, alpn: &[&[u8]]) -> tokio_rustls::TlsAcceptor {
+    let issued = issued();
+    std::fs::write(ca_pem, &issued.ca_pem).expect("write CA");
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .expect("protocol versions")
         .with_no_client_auth()
-        .with_single_cert(vec![leaf_cert.der().clone()], key)
+        .with_single_cert(vec![issued.leaf], issued.key)
         .expect("server config");
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     tokio_rustls::TlsAcceptor::from(Arc::new(config))

@@ -1,0 +1,269 @@
+//! Whom every HTTPS client trusts: the system's certificate authorities,
+//! found where rustls-native-certs (and so reqwest's default) finds them
+//! (`SSL_CERT_FILE` and `SSL_CERT_DIR` when either is set, else the
+//! platform's bundle file and certificate directory), and read once per
+//! process.
+//!
+//! Why not reqwest's default: for every client it builds, it reads the
+//! bundle file *and* every file of the certificate directory. On Debian
+//! and Ubuntu that directory holds the same authorities as the bundle,
+//! about 150 more files to open and decode: 4-5 ms of a 28 ms cold git
+//! restore, before the first byte went out. Here the bundle alone is read
+//! up front. The directory is read only when the bundle does not vouch
+//! for a server, and the verdict is then the one over both. So a server
+//! is trusted exactly when the default would trust it, and the common
+//! case never reads the directory.
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+/// The TLS configuration of every client in this process (ALPN offers
+/// HTTP/2 and HTTP/1.1, as reqwest's own would), built on first use.
+pub fn client_config() -> Result<rustls::ClientConfig, String> {
+    static CONFIG: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
+    CONFIG.get_or_init(build).clone()
+}
+
+fn build() -> Result<rustls::ClientConfig, String> {
+    let provider = CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+    let roots = SystemRoots::new(Places::from_env(), provider.clone())?;
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS set-up: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(roots))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// Where the authorities are: rustls-native-certs' rules, kept apart so
+/// the file can be read before (and often without) the directories.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Places {
+    pub file: Option<PathBuf>,
+    pub dirs: Vec<PathBuf>,
+}
+
+impl Places {
+    fn from_env() -> Self {
+        let file = std::env::var_os("SSL_CERT_FILE")
+            .filter(|f| !f.is_empty())
+            .map(PathBuf::from);
+        let dirs: Vec<PathBuf> = std::env::var_os("SSL_CERT_DIR")
+            .map(|d| {
+                std::env::split_paths(&d)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if file.is_some() || !dirs.is_empty() {
+            return Places { file, dirs };
+        }
+        let probed = openssl_probe::probe();
+        Places {
+            file: probed.cert_file,
+            dirs: probed.cert_dir,
+        }
+    }
+
+    fn load(file: Option<&PathBuf>, dirs: &[PathBuf]) -> Vec<CertificateDer<'static>> {
+        let mut certs = Vec::new();
+        if let Some(file) = file {
+            certs.extend(rustls_native_certs::load_certs_from_paths(Some(file), None).certs);
+        }
+        for dir in dirs {
+            certs.extend(rustls_native_certs::load_certs_from_paths(None, Some(dir)).certs);
+        }
+        certs
+    }
+}
+
+/// A verifier over the bundle file first and, on its refusal, over the
+/// file and the directories together (built once, on that first need).
+#[derive(Debug)]
+pub(crate) struct SystemRoots {
+    places: Places,
+    provider: Arc<CryptoProvider>,
+    /// Over the file alone; `None` when it holds no authority (then every
+    /// verdict is `all`'s, built at once).
+    file: Option<Arc<WebPkiServerVerifier>>,
+    all: OnceLock<Result<Arc<WebPkiServerVerifier>, rustls::Error>>,
+}
+
+impl SystemRoots {
+    pub(crate) fn new(places: Places, provider: Arc<CryptoProvider>) -> Result<Self, String> {
+        let file = Self::verifier(Places::load(places.file.as_ref(), &[]), &provider).ok();
+        let roots = SystemRoots {
+            places,
+            provider,
+            file,
+            all: OnceLock::new(),
+        };
+        if roots.file.is_none() {
+            roots.all().map_err(|_| {
+                "no CA certificates were found (set SSL_CERT_FILE or SSL_CERT_DIR)".to_string()
+            })?;
+        }
+        Ok(roots)
+    }
+
+    fn verifier(
+        certs: Vec<CertificateDer<'static>>,
+        provider: &Arc<CryptoProvider>,
+    ) -> Result<Arc<WebPkiServerVerifier>, rustls::Error> {
+        let mut store = rustls::RootCertStore::empty();
+        store.add_parsable_certificates(certs);
+        WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
+            .build()
+            .map_err(|e| rustls::Error::General(e.to_string()))
+    }
+
+    fn all(&self) -> Result<&Arc<WebPkiServerVerifier>, rustls::Error> {
+        self.all
+            .get_or_init(|| {
+                let certs = Places::load(self.places.file.as_ref(), &self.places.dirs);
+                Self::verifier(certs, &self.provider)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Whether the directories have been read (for tests of the laziness).
+    #[cfg(test)]
+    fn read_directories(&self) -> bool {
+        self.all.get().is_some()
+    }
+}
+
+impl ServerCertVerifier for SystemRoots {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if let Some(file) = &self.file {
+            let verdict =
+                file.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+            if verdict.is_ok() || self.places.dirs.is_empty() {
+                return verdict;
+            }
+        }
+        self.all()?
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skillpm_test_support::issued;
+
+    fn verify(roots: &SystemRoots, leaf: &CertificateDer<'static>) -> Result<(), rustls::Error> {
+        let name =
+            ServerName::try_from("127.0.0.1").map_err(|e| rustls::Error::General(e.to_string()))?;
+        roots
+            .verify_server_cert(leaf, &[], &name, &[], UnixTime::now())
+            .map(|_| ())
+    }
+
+    #[test]
+    fn the_directories_are_read_only_when_the_file_does_not_vouch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (in_file, in_dir, nowhere) = (issued(), issued(), issued());
+        let file = tmp.path().join("bundle.pem");
+        std::fs::write(&file, &in_file.ca_pem).unwrap();
+        let dir = tmp.path().join("certs");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("extra.pem"), &in_dir.ca_pem).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let places = Places {
+            file: Some(file),
+            dirs: vec![dir],
+        };
+        let roots = SystemRoots::new(places, provider).unwrap();
+        assert!(!roots.read_directories(), "read before any server");
+
+        verify(&roots, &in_file.leaf).unwrap();
+        assert!(
+            !roots.read_directories(),
+            "the file vouched, yet the directory was read"
+        );
+
+        verify(&roots, &in_dir.leaf).unwrap();
+        assert!(roots.read_directories());
+
+        let refused = verify(&roots, &nowhere.leaf).unwrap_err();
+        assert!(refused.to_string().contains("UnknownIssuer"), "{refused}");
+        // The file's own authority still counts once the directory is in.
+        verify(&roots, &in_file.leaf).unwrap();
+    }
+
+    #[test]
+    fn without_a_file_the_directories_are_read_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let in_dir = issued();
+        std::fs::write(tmp.path().join("ca.pem"), &in_dir.ca_pem).unwrap();
+        let places = Places {
+            file: Some(tmp.path().join("missing.pem")),
+            dirs: vec![tmp.path().to_path_buf()],
+        };
+        let roots =
+            SystemRoots::new(places, Arc::new(rustls::crypto::ring::default_provider())).unwrap();
+        assert!(roots.read_directories());
+        verify(&roots, &in_dir.leaf).unwrap();
+
+        let empty = tempfile::tempdir().unwrap();
+        let none = Places {
+            file: None,
+            dirs: vec![empty.path().to_path_buf()],
+        };
+        let err =
+            SystemRoots::new(none, Arc::new(rustls::crypto::ring::default_provider())).unwrap_err();
+        assert!(err.contains("no CA certificates"), "{err}");
+    }
+}
