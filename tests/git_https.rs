@@ -85,11 +85,12 @@ fn add_all_over_https_fetches_in_process() {
     f.ok(&["add", "--all", &format!("git+{url}")]);
 
     assert_in_process(&log);
-    let counts = server.counts();
-    assert!(
-        counts.contains_key("/multi.git/info/refs")
-            && counts.contains_key("/multi.git/git-upload-pack"),
-        "the server saw the fetch: {counts:?}"
+    // Two protocol v2 commands (`ls-refs`, `fetch`), with no capability
+    // advertisement before them: gitoxide's client took three requests.
+    let paths: Vec<String> = server.requests().iter().map(|s| s.path.clone()).collect();
+    assert_eq!(
+        paths,
+        ["/multi.git/git-upload-pack", "/multi.git/git-upload-pack"]
     );
     let skills = lock_skills(&f.project);
     assert_eq!(skills.len(), NAMES.len());
@@ -272,52 +273,81 @@ fn git_fetches_take_no_history_they_do_not_read() {
     assert_in_process(&log);
 }
 
-/// Ctrl-C while a fetch of tips is under way leaves no lock behind:
-/// gitoxide holds `shallow.lock` in the clone from before it asks for the
-/// pack until the pack is in, and a lock left by a killed process fails
-/// every later in-process fetch of that URL at once.
+/// Ctrl-C while a fetch of tips is under way leaves nothing behind that
+/// breaks the next fetch: neither the first fetch of a clone (skillpm's
+/// own, whose pack comes in through a temporary file) nor a later one
+/// (gitoxide's, which holds `shallow.lock` in the clone from before it
+/// asks for the pack until the pack is in; a lock left by a killed
+/// process failed every later in-process fetch of that URL at once).
 #[test]
 fn an_interrupted_fetch_leaves_no_lock_behind() {
     let server = GitHttps::start();
     let (f, _log) = trusting(&server);
     let repo = multi_repo(&f, &server);
-    commit_noise(&f, &repo, "big/noise.bin", 16 << 20);
     f.ok(&["init"]);
     let url = format!("git+{}", server.url("multi"));
     let git = f.cache.join("skillpm/git-v1");
-    let mut child = f
-        .command(env!("CARGO_BIN_EXE_skillpm"))
-        .args(["add", "--all", &url])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let locked = || {
-        std::fs::read_dir(&git)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|clone| clone.path().join("shallow.lock").exists())
+    // What a fetch holds while the pack comes in: the pack's temporary
+    // file, and gitoxide's `shallow.lock`.
+    let held = || -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        for clone in std::fs::read_dir(&git).into_iter().flatten().flatten() {
+            let pack = clone.path().join("objects/pack");
+            let entries = std::fs::read_dir(&pack).into_iter().flatten().flatten();
+            found.extend(entries.map(|e| e.path()).filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(".tmp"))
+            }));
+            found.extend(Some(clone.path().join("shallow.lock")).filter(|p| p.exists()));
+        }
+        found
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !locked() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the fetch never took its lock"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "the fetch ended first");
-        std::thread::sleep(std::time::Duration::from_millis(1));
+    for (round, noise) in ["big/noise.bin", "big/more.bin"].into_iter().enumerate() {
+        commit_noise(&f, &repo, noise, 16 << 20);
+        let mut child = f
+            .command(env!("CARGO_BIN_EXE_skillpm"))
+            .args(["add", "--all", &url])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while held().is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round}: the fetch never took its lock"
+            );
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "round {round}: the fetch ended first"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let killed = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = child.wait().unwrap();
+        assert!(!status.success());
+        assert_eq!(held(), Vec::<PathBuf>::new(), "round {round}: left behind");
+        f.ok(&["add", "--all", &url]);
+        assert_installed_trees(&f.project, &repo);
     }
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert!(!status.success());
-    assert!(!locked(), "shallow.lock left behind");
-    f.ok(&["add", "--all", &url]);
-    assert_installed_trees(&f.project, &repo);
+}
+
+/// The server saw one v2 command, refused, then gitoxide's negotiation:
+/// the advertisement and the fetch. No second v2 command was tried.
+fn assert_v2_refused_then_negotiated(server: &GitHttps) {
+    let paths: Vec<String> = server.requests().iter().map(|s| s.path.clone()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/multi.git/git-upload-pack",
+            "/multi.git/info/refs",
+            "/multi.git/git-upload-pack"
+        ]
+    );
 }
 
 /// A server that never hears the client asked for protocol v2 (git
@@ -331,17 +361,26 @@ fn locked_install_falls_back_when_the_server_only_speaks_v0() {
     server.speak_only_v0();
     f.ok(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
     assert_in_process(&log);
-    let paths: Vec<String> = server.requests().iter().map(|s| s.path.clone()).collect();
-    assert_eq!(
-        paths,
-        [
-            "/multi.git/git-upload-pack",
-            "/multi.git/info/refs",
-            "/multi.git/git-upload-pack"
-        ]
-    );
+    assert_v2_refused_then_negotiated(&server);
     assert_installed_trees(&cold, &repo);
     assert_eq!(lock_skills(&cold), lock_skills(&f.project));
+}
+
+/// The same server, seen by a first `add`: its `ls-refs` is refused, and
+/// gitoxide's negotiation (the advertisement, then the fetch) installs
+/// the same trees.
+#[test]
+fn add_falls_back_when_the_server_only_speaks_v0() {
+    let server = GitHttps::start();
+    let (f, log) = trusting(&server);
+    let repo = multi_repo(&f, &server);
+    server.speak_only_v0();
+    f.ok(&["init"]);
+    f.ok(&["add", "--all", &format!("git+{}", server.url("multi"))]);
+    assert_in_process(&log);
+    assert_v2_refused_then_negotiated(&server);
+    assert_installed_trees(&f.project, &repo);
+    assert_lock_checksums(&lock_skills(&f.project), &repo);
 }
 
 /// `@REF` picks a tag or a branch; without it the default branch wins.

@@ -21,6 +21,7 @@ mod export;
 mod fetch;
 mod objects;
 mod process;
+mod v2;
 
 use super::{Request, Resolution, Source, SourceError};
 use crate::cache::Cache;

@@ -14,15 +14,12 @@
 //! URL, credential helpers, proxies set in git config, ssh, file) is left
 //! to the `git` command, which the caller falls back to.
 
+use super::v2;
 use super::SourceError;
 use crate::project::lockfile::is_full_commit;
 use crate::project::spec::{GitScheme, GitUrl};
 use crate::source::registry::client::{chain, one_line};
 use gix::protocol::transport::client::blocking_io::http;
-use gix::protocol::transport::packetline::blocking_io::encode;
-use gix::protocol::transport::packetline::blocking_io::StreamingPeekableIter;
-use gix::protocol::transport::packetline::PacketLineRef;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -78,6 +75,23 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), S
     };
     remove_locks_on_signal();
     warm_local_time_zone();
+    if history == History::Tips && !repo.join("HEAD").is_file() && !refuses_v2(url, false) {
+        match fetch_new_clone(repo, url) {
+            Ok(()) => return Ok(()),
+            // Not v2, a redirect, a refused argument: gitoxide's own
+            // negotiation gets its turn.
+            Err(v2::Failure::Unsupported(_)) => {
+                refuses_v2(url, true);
+            }
+            Err(v2::Failure::Failed(detail)) => {
+                return Err(SourceError::Git {
+                    what: "fetch from",
+                    url: url.redacted(),
+                    detail: detail.replace(url.as_str(), &url.redacted()),
+                })
+            }
+        }
+    }
     let repo = open(repo).map_err(|e| err(&*e))?;
     let remote = repo
         .remote_at(url.as_str())
@@ -113,16 +127,6 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), S
     Ok(())
 }
 
-/// The most a server may send in answer to [`fetch_commit`]: a skills
-/// repository's pack is megabytes; this only stops a hostile server from
-/// filling the disk.
-const MAX_PACK_BYTES: u64 = 2 << 30;
-
-/// The largest allocation resolving a received pack may make: one object
-/// (or delta result). A small pack may declare a huge object; this keeps
-/// such a bomb from taking the machine's memory, in both fetch paths.
-const MAX_OBJECT_BYTES: usize = 1 << 30;
-
 /// Fetches one commit and its tree, without its history, into the bare
 /// repository at `repo` (the caller keeps these apart from the whole
 /// clone), in one request: protocol v2 lets a client ask for an object id
@@ -144,77 +148,113 @@ pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<()
     if !is_full_commit(commit) {
         return Err(err(format!("{commit:?} is not a commit id")));
     }
+    let want = gix::hash::ObjectId::from_hex(commit.as_bytes()).map_err(|e| err(e.to_string()))?;
     remove_locks_on_signal();
     if !repo.join("HEAD").is_file() {
         init_bare(repo).map_err(|e| err(e.to_string()))?;
     }
-    let client = commit_client().map_err(err)?;
-    let endpoint = format!("{}/git-upload-pack", url.as_str().trim_end_matches('/'));
-    let response = client
-        .post(endpoint)
-        .header(CONTENT_TYPE, "application/x-git-upload-pack-request")
-        .header(ACCEPT, RESULT_TYPE)
-        .header("Git-Protocol", "version=2")
-        .body(fetch_request(commit))
-        .send()
-        .map_err(|e| err(one_line(&chain(&e))))?;
-    let kind = response.headers().get(CONTENT_TYPE).map(|v| v.as_bytes());
-    if !response.status().is_success() || kind != Some(RESULT_TYPE.as_bytes()) {
-        return Err(err(format!(
-            "the server answered {} to a protocol v2 fetch",
-            response.status()
-        )));
-    }
-    let capped = std::io::Read::take(response, MAX_PACK_BYTES);
-    let mut lines = StreamingPeekableIter::new(capped, &[PacketLineRef::Flush], false);
-    lines.fail_on_err_lines(true);
-    // Sections before the pack (none, for a `done` without `have`s) are
-    // skipped; a response without a pack ends at its flush.
-    loop {
-        match lines.read_line() {
-            None => return Err(err("the server sent no pack".into())),
-            Some(line) => {
-                let line = line.map_err(|e| err(e.to_string()))?;
-                let line = line.map_err(|e| err(e.to_string()))?;
-                if line.as_bstr().map(|b| b.trim_ascii_end()) == Some(b"packfile".as_slice()) {
-                    break;
-                }
-            }
+    let client = client().map_err(err)?;
+    // The commits `deepen` cut are not recorded: this repository claims
+    // no history to any server (see `holder` in the parent module).
+    v2::fetch(
+        client,
+        url.as_str(),
+        &[want],
+        &repo.join("objects").join("pack"),
+    )
+    .map(drop)
+    .map_err(|f| {
+        if let v2::Failure::Unsupported(_) = f {
+            refuses_v2(url, true);
         }
-    }
-    let mut refused = Vec::new();
-    let mut pack = lines.as_read_with_sidebands(|is_error, text: &[u8]| {
-        if is_error {
-            refused = text.to_vec();
-            return std::ops::ControlFlow::Break(());
-        }
-        std::ops::ControlFlow::Continue(())
-    });
-    let written = gix::odb::pack::Bundle::write_to_directory(
-        &mut pack,
-        Some(&repo.join("objects").join("pack")),
-        &mut gix::progress::Discard,
-        &AtomicBool::new(false),
-        None::<gix::objs::find::Never>,
-        gix::hash::Kind::Sha1,
-        gix::odb::pack::bundle::write::Options {
-            alloc_limit_bytes: Some(MAX_OBJECT_BYTES),
-            ..Default::default()
-        },
-    );
-    drop(pack);
-    match written {
-        Ok(_) => Ok(()),
-        Err(_) if !refused.is_empty() => Err(err(one_line(&String::from_utf8_lossy(&refused)))),
-        Err(e) => Err(err(one_line(&chain(&e)))),
-    }
+        err(f.detail())
+    })
 }
 
-/// The client of every [`fetch_commit`] in this process. A lock that pins
-/// many commits paid for a client per commit (TLS roots and a connection
-/// pool, built and thrown away) and reused no connection, even to one
-/// host. It follows no redirect.
-fn commit_client() -> Result<&'static reqwest::blocking::Client, String> {
+/// Whether `url`'s server refused a protocol v2 command in this run
+/// (`refused` records that it did): the next first fetch of its clone
+/// then goes to gitoxide at once instead of asking again.
+fn refuses_v2(url: &GitUrl, refused: bool) -> bool {
+    static REFUSED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut seen = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
+    let key = url.redacted();
+    if refused && !seen.contains(&key) {
+        seen.push(key.clone());
+    }
+    seen.contains(&key)
+}
+
+/// The first fetch of tips into a new clone, in two requests where
+/// gitoxide's client takes three (the capabilities, `ls-refs`, `fetch`):
+/// every cold `add` of a git URL paid that round trip and the server's
+/// `upload-pack` run behind it. Writes the pack, the `shallow` file for
+/// the commits whose parents were not sent, then the refs of
+/// [`REFSPECS`], so a fetch cut short leaves a clone without refs that
+/// the next fetch fills the usual way. Only for a new clone: one with
+/// refs has objects to negotiate, which gitoxide does.
+fn fetch_new_clone(repo: &Path, url: &GitUrl) -> Result<(), v2::Failure> {
+    let failed = |e: &dyn std::fmt::Display| v2::Failure::Failed(one_line(&e.to_string()));
+    init_bare(repo).map_err(|e| failed(&e))?;
+    let client = client().map_err(|e| failed(&e))?;
+    let listing = v2::ls_refs(client, url.as_str())?;
+    let mut wants: Vec<gix::hash::ObjectId> = listing
+        .refs
+        .iter()
+        .map(|(_, oid)| *oid)
+        .chain(listing.head)
+        .collect();
+    wants.sort_unstable();
+    wants.dedup();
+    if wants.is_empty() {
+        return Ok(());
+    }
+    let fetched = v2::fetch(
+        client,
+        url.as_str(),
+        &wants,
+        &repo.join("objects").join("pack"),
+    )?;
+    let mut shallow = fetched.shallow;
+    if !shallow.is_empty() {
+        shallow.sort_unstable();
+        shallow.dedup();
+        let text: String = shallow.iter().map(|oid| format!("{oid}\n")).collect();
+        crate::fs::replace_file(&repo.join("shallow"), text.as_bytes()).map_err(|e| failed(&e))?;
+    }
+    let edit = |name: gix::refs::FullName, oid| gix::refs::transaction::RefEdit {
+        change: gix::refs::transaction::Change::Update {
+            log: Default::default(),
+            expected: gix::refs::transaction::PreviousValue::Any,
+            new: gix::refs::Target::Object(oid),
+        },
+        name,
+        deref: false,
+    };
+    let head = "refs/skillpm/HEAD".try_into().map_err(|e| failed(&e))?;
+    let edits: Vec<_> = listing
+        .refs
+        .into_iter()
+        .map(|(name, oid)| edit(name, oid))
+        .chain(listing.head.map(|oid| edit(head, oid)))
+        .collect();
+    let repo = open(repo).map_err(|e| failed(&e))?;
+    repo.edit_references_as(edits, None)
+        .map_err(|e| failed(&chain(&e)))?;
+    // Refs reach the pack now; a `.keep` would only stop `git gc` (run
+    // there by hand) from ever repacking it, and gitoxide's own fetch
+    // removes it here too.
+    if let Some(keep) = fetched.keep {
+        let _ = std::fs::remove_file(keep);
+    }
+    Ok(())
+}
+
+/// The client of every request of [`v2`] in this process. A lock that
+/// pins many commits paid for a client per commit (TLS roots and a
+/// connection pool, built and thrown away) and reused no connection, even
+/// to one host. It follows no redirect: a server that redirects is left
+/// to gitoxide, which follows git's rules.
+fn client() -> Result<&'static reqwest::blocking::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::blocking::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
@@ -225,36 +265,6 @@ fn commit_client() -> Result<&'static reqwest::blocking::Client, String> {
         })
         .as_ref()
         .map_err(Clone::clone)
-}
-
-const RESULT_TYPE: &str = "application/x-git-upload-pack-result";
-
-/// The body of a protocol v2 `fetch` of `commit` alone: `deepen 1`, so
-/// the server sends the commit and its tree, not the history behind it
-/// (a restore reads one tree; a repository with years of history would
-/// otherwise send all of it), no `have`s (the repository may be empty),
-/// `done` at once, and no progress text to skip. A server without the
-/// `shallow` feature refuses the request, and the caller does the whole
-/// fetch instead.
-fn fetch_request(commit: &str) -> Vec<u8> {
-    // No `object-format` capability: servers before git 2.28 refuse
-    // capabilities they do not know, and sha1 is what they all assume.
-    let mut body = Vec::new();
-    let _ = encode::text_to_write(b"command=fetch", &mut body);
-    let _ = encode::delim_to_write(&mut body);
-    let want = format!("want {commit}");
-    let args: [&[u8]; 5] = [
-        b"ofs-delta",
-        b"no-progress",
-        want.as_bytes(),
-        b"deepen 1",
-        b"done",
-    ];
-    for line in args {
-        let _ = encode::text_to_write(line, &mut body);
-    }
-    let _ = encode::flush_to_write(&mut body);
-    body
 }
 
 /// Looks up the local time zone on another thread, so the lookup runs
@@ -288,7 +298,7 @@ fn open(dir: &Path) -> Result<gix::Repository, Box<dyn std::error::Error + Send 
         "protocol.version=2".to_string(),
         // No reflogs: the cache clone has no use for its refs' history.
         "core.logAllRefUpdates=false".to_string(),
-        format!("gitoxide.objects.allocLimit={MAX_OBJECT_BYTES}"),
+        format!("gitoxide.objects.allocLimit={}", v2::MAX_OBJECT_BYTES),
     ]);
     Ok(gix::open_opts(dir, options)?)
 }
@@ -306,23 +316,4 @@ fn init_bare(dir: &Path) -> std::io::Result<()> {
         "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
     )?;
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The wire form of a one-commit fetch, as git's protocol-v2 document
-    /// spells it: the command, a delimiter, the arguments, a flush.
-    #[test]
-    fn a_commit_fetch_is_one_v2_command() {
-        let commit = "0123456789abcdef0123456789abcdef01234567";
-        let body = String::from_utf8(fetch_request(commit)).unwrap();
-        assert_eq!(
-            body,
-            format!(
-                "0012command=fetch\n0001000eofs-delta\n0010no-progress\n0032want {commit}\n000ddeepen 1\n0009done\n0000"
-            )
-        );
-    }
 }

@@ -1,0 +1,343 @@
+//! The little of git's protocol v2 over smart HTTP that skillpm speaks
+//! itself: `ls-refs`, and a `fetch` of named commits without their
+//! history. Each command is one POST. A v2 server answers a command sent
+//! without the capability advertisement first, which gitoxide's client
+//! always asks for: one more round trip, and a whole `upload-pack` run on
+//! the server, before every fetch.
+//!
+//! Everything a server sends is untrusted: ref names are checked by
+//! gitoxide's rules and kept only under `refs/heads/` and `refs/tags/`,
+//! object ids are parsed, the response is capped before it is read, and
+//! the pack is indexed under the allocation limit of every fetch.
+
+use crate::source::registry::client::{chain, one_line};
+use gix::hash::ObjectId;
+use gix::protocol::transport::packetline::blocking_io::encode;
+use gix::protocol::transport::packetline::blocking_io::StreamingPeekableIter;
+use gix::protocol::transport::packetline::PacketLineRef;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Why a command failed: the server does not speak it (the caller may
+/// ask another way), or the exchange itself failed (asking again another
+/// way would fail the same, or time out twice).
+#[derive(Debug)]
+pub(super) enum Failure {
+    Unsupported(String),
+    Failed(String),
+}
+
+impl Failure {
+    pub(super) fn detail(self) -> String {
+        match self {
+            Failure::Unsupported(d) | Failure::Failed(d) => d,
+        }
+    }
+}
+
+/// The most a server may send in answer to one command: a skills
+/// repository's pack is megabytes; this only stops a hostile server from
+/// filling the disk.
+pub(super) const MAX_RESPONSE_BYTES: u64 = 2 << 30;
+
+/// The largest allocation indexing a received pack may make: one object
+/// (or delta result). A small pack may declare a huge object; this keeps
+/// such a bomb from taking the machine's memory, in every fetch path.
+pub(super) const MAX_OBJECT_BYTES: usize = 1 << 30;
+
+/// Most refs an `ls-refs` answer may list: far more than any skills
+/// repository has, few enough that the list costs little memory.
+const MAX_REFS: usize = 100_000;
+
+const RESULT_TYPE: &str = "application/x-git-upload-pack-result";
+
+/// What `ls-refs` found: the commit `HEAD` names, and each branch and tag
+/// (a tag as the object its ref names, annotated or not).
+#[derive(Debug, Default)]
+pub(super) struct Listing {
+    pub head: Option<ObjectId>,
+    pub refs: Vec<(gix::refs::FullName, ObjectId)>,
+}
+
+impl Listing {
+    /// Records one line of an `ls-refs` answer: `<oid> <name>[ <attribute>]...`.
+    /// A name outside `refs/heads/` and `refs/tags/`, or one git itself
+    /// would refuse (`..`, a control character), is skipped, not written.
+    fn take(&mut self, text: &[u8]) -> Result<(), Failure> {
+        let mut words = text.split(|b| *b == b' ');
+        let (Some(oid), Some(name)) = (words.next(), words.next()) else {
+            return Err(unexpected(text));
+        };
+        let oid = ObjectId::from_hex(oid).map_err(|_| unexpected(text))?;
+        if name == b"HEAD" {
+            self.head = Some(oid);
+        } else if name.starts_with(b"refs/heads/") || name.starts_with(b"refs/tags/") {
+            if let Ok(name) = gix::refs::FullName::try_from(gix::bstr::BString::from(name)) {
+                self.refs.push((name, oid));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Lists `HEAD`, the branches and the tags of `url`.
+pub(super) fn ls_refs(client: &reqwest::blocking::Client, url: &str) -> Result<Listing, Failure> {
+    let body = command(
+        "ls-refs",
+        &[
+            "symrefs",
+            "ref-prefix HEAD",
+            "ref-prefix refs/heads/",
+            "ref-prefix refs/tags/",
+        ],
+    );
+    let response = post(client, url, body)?;
+    let mut lines = packet_lines(response);
+    let mut listing = Listing::default();
+    let mut listed = 0usize;
+    while let Some(line) = lines.read_line() {
+        let text = data(line)?;
+        if text.is_empty() {
+            continue;
+        }
+        listed += 1;
+        if listed > MAX_REFS {
+            return Err(Failure::Failed(format!(
+                "the server listed more than {MAX_REFS} refs"
+            )));
+        }
+        listing.take(text)?;
+    }
+    // A v2 answer ends with a flush, an empty repository's too. Without
+    // one, the server did not run the command (an old one answers with
+    // nothing), and its silence must not read as "no refs".
+    if lines.stopped_at() != Some(PacketLineRef::Flush) {
+        return Err(Failure::Unsupported(
+            "the server's answer to ls-refs ended without a flush".into(),
+        ));
+    }
+    Ok(listing)
+}
+
+/// What [`fetch`] wrote.
+#[derive(Debug)]
+pub(super) struct Fetched {
+    /// The commits the server marked shallow (their parents were not
+    /// sent), for the repository's `shallow` file.
+    pub shallow: Vec<ObjectId>,
+    /// The `.keep` file that guards the new pack until refs reach it.
+    pub keep: Option<std::path::PathBuf>,
+}
+
+/// Fetches `wants` without the history behind them (`deepen 1`) and
+/// writes the pack and its index into `pack_dir`.
+pub(super) fn fetch(
+    client: &reqwest::blocking::Client,
+    url: &str,
+    wants: &[ObjectId],
+    pack_dir: &Path,
+) -> Result<Fetched, Failure> {
+    let response = post(client, url, fetch_command(wants))?;
+    let mut lines = packet_lines(response);
+    // Sections before the pack: `shallow-info` (what `deepen` cut), and
+    // none other for a `done` without `have`s; a response without a pack
+    // ends at its flush.
+    let mut shallow = Vec::new();
+    loop {
+        let Some(line) = lines.read_line() else {
+            return Err(Failure::Failed("the server sent no pack".into()));
+        };
+        let text = data(line)?;
+        if text == b"packfile" {
+            break;
+        }
+        if let Some(oid) = text.strip_prefix(b"shallow ") {
+            shallow.push(ObjectId::from_hex(oid).map_err(|_| unexpected(text))?);
+        }
+    }
+    let mut refused = Vec::new();
+    let mut pack = lines.as_read_with_sidebands(|is_error, text: &[u8]| {
+        if is_error {
+            refused = text.to_vec();
+            return std::ops::ControlFlow::Break(());
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    let written = gix::odb::pack::Bundle::write_to_directory(
+        &mut pack,
+        Some(pack_dir),
+        &mut gix::progress::Discard,
+        &AtomicBool::new(false),
+        None::<gix::objs::find::Never>,
+        gix::hash::Kind::Sha1,
+        gix::odb::pack::bundle::write::Options {
+            alloc_limit_bytes: Some(MAX_OBJECT_BYTES),
+            ..Default::default()
+        },
+    );
+    drop(pack);
+    match written {
+        Ok(outcome) => Ok(Fetched {
+            shallow,
+            keep: outcome.keep_path,
+        }),
+        Err(_) if !refused.is_empty() => Err(Failure::Failed(one_line(&String::from_utf8_lossy(
+            &refused,
+        )))),
+        Err(e) => Err(Failure::Failed(one_line(&chain(&e)))),
+    }
+}
+
+/// A `fetch` of `wants` at depth 1: no `have`s (the repository may be
+/// empty, and a commit without its parents must not claim them), `done`
+/// at once, and no progress text to skip.
+fn fetch_command(wants: &[ObjectId]) -> Vec<u8> {
+    let wants: Vec<String> = wants.iter().map(|w| format!("want {w}")).collect();
+    let mut args: Vec<&str> = vec!["ofs-delta", "no-progress"];
+    args.extend(wants.iter().map(String::as_str));
+    args.extend(["deepen 1", "done"]);
+    command("fetch", &args)
+}
+
+/// The wire form of one v2 command: its name, a delimiter, the
+/// arguments, a flush. No `object-format` capability: servers before git
+/// 2.28 refuse capabilities they do not know, and sha1 is what they all
+/// assume.
+fn command(name: &str, args: &[&str]) -> Vec<u8> {
+    let mut body = Vec::new();
+    let _ = encode::text_to_write(format!("command={name}").as_bytes(), &mut body);
+    let _ = encode::delim_to_write(&mut body);
+    for arg in args {
+        let _ = encode::text_to_write(arg.as_bytes(), &mut body);
+    }
+    let _ = encode::flush_to_write(&mut body);
+    body
+}
+
+/// Sends one command; an answer that is not a v2 result (a dumb server,
+/// a login page, a 403) is [`Failure::Unsupported`].
+fn post(
+    client: &reqwest::blocking::Client,
+    url: &str,
+    body: Vec<u8>,
+) -> Result<reqwest::blocking::Response, Failure> {
+    let endpoint = format!("{}/git-upload-pack", url.trim_end_matches('/'));
+    let response = client
+        .post(endpoint)
+        .header(CONTENT_TYPE, "application/x-git-upload-pack-request")
+        .header(ACCEPT, RESULT_TYPE)
+        .header("Git-Protocol", "version=2")
+        .body(body)
+        .send()
+        .map_err(|e| Failure::Failed(one_line(&chain(&e))))?;
+    let kind = response.headers().get(CONTENT_TYPE).map(|v| v.as_bytes());
+    if !response.status().is_success() || kind != Some(RESULT_TYPE.as_bytes()) {
+        return Err(Failure::Unsupported(format!(
+            "the server answered {} to a protocol v2 command",
+            response.status()
+        )));
+    }
+    Ok(response)
+}
+
+type Lines = StreamingPeekableIter<std::io::Take<reqwest::blocking::Response>>;
+
+/// The response as packet lines, capped, ending at the first flush; an
+/// `ERR` line (the server refused the command) is an error.
+fn packet_lines(response: reqwest::blocking::Response) -> Lines {
+    let capped = std::io::Read::take(response, MAX_RESPONSE_BYTES);
+    let mut lines = StreamingPeekableIter::new(capped, &[PacketLineRef::Flush], false);
+    lines.fail_on_err_lines(true);
+    lines
+}
+
+/// The text of a data line, without its newline (empty for a
+/// delimiter). The server's `ERR`
+/// (an argument it does not know, a `deepen` without the `shallow`
+/// feature) is [`Failure::Unsupported`]: the caller may ask another way.
+fn data<E: std::fmt::Display>(
+    line: std::io::Result<Result<PacketLineRef<'_>, E>>,
+) -> Result<&[u8], Failure> {
+    let line = match line {
+        Ok(Ok(line)) => line,
+        Ok(Err(e)) => return Err(Failure::Failed(e.to_string())),
+        Err(e) => {
+            // An `ERR` line, or an answer that ends before its flush: a
+            // server before v2 answers a command with nothing at all.
+            let refused = e.kind() == std::io::ErrorKind::UnexpectedEof
+                || e.get_ref().is_some_and(|inner| {
+                    inner.is::<gix::protocol::transport::packetline::read::Error>()
+                });
+            let detail = one_line(&e.to_string());
+            return Err(match refused {
+                true => Failure::Unsupported(detail),
+                false => Failure::Failed(detail),
+            });
+        }
+    };
+    // A delimiter between sections carries no data.
+    Ok(line
+        .as_bstr()
+        .map(|b| b.trim_ascii_end())
+        .unwrap_or_default())
+}
+
+fn unexpected(line: &[u8]) -> Failure {
+    Failure::Failed(format!(
+        "the server sent an unexpected line: {}",
+        skillpm_core::text::sanitize(&String::from_utf8_lossy(&line[..line.len().min(80)]))
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a hostile `ls-refs` answer can name: only branches and tags
+    /// with names git accepts reach the clone; a bad object id is an error.
+    #[test]
+    fn listed_refs_stay_under_heads_and_tags() {
+        let oid = "0123456789abcdef0123456789abcdef01234567";
+        let mut listing = Listing::default();
+        for name in [
+            "HEAD symref-target:refs/heads/main",
+            "refs/heads/main",
+            "refs/tags/v1 peeled:89abcdef0123456789abcdef0123456789abcdef",
+            "refs/heads/../../config",
+            "refs/heads/a/../../../../escape",
+            "refs/tags/x..y",
+            "refs/heads/lock.lock",
+            "refs/remotes/origin/main",
+            "refs/skillpm/HEAD",
+            "config",
+            "/etc/passwd",
+        ] {
+            listing.take(format!("{oid} {name}").as_bytes()).unwrap();
+        }
+        let names: Vec<String> = listing.refs.iter().map(|(n, _)| n.to_string()).collect();
+        assert_eq!(names, ["refs/heads/main", "refs/tags/v1"]);
+        assert_eq!(listing.head.map(|h| h.to_string()).as_deref(), Some(oid));
+        assert!(listing.take(b"not-an-id refs/heads/main").is_err());
+        assert!(listing.take(oid.as_bytes()).is_err());
+    }
+
+    /// The wire form of a fetch of two commits, as git's protocol-v2
+    /// document spells it: the command, a delimiter, the arguments, a
+    /// flush.
+    #[test]
+    fn a_fetch_is_one_v2_command() {
+        let (a, b) = (
+            "0123456789abcdef0123456789abcdef01234567",
+            "89abcdef0123456789abcdef0123456789abcdef",
+        );
+        let wants = [a, b].map(|h| ObjectId::from_hex(h.as_bytes()).unwrap());
+        let body = String::from_utf8(fetch_command(&wants)).unwrap();
+        assert_eq!(
+            body,
+            format!(
+                "0012command=fetch\n0001000eofs-delta\n0010no-progress\n0032want {a}\n0032want {b}\n000ddeepen 1\n0009done\n0000"
+            )
+        );
+    }
+}
