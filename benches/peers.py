@@ -30,7 +30,7 @@ store through it) and git from GIT_SSL_CAINFO.
 
 Needs nginx, fcgiwrap and openssl (Debian packages; installed with apt-get
 if missing) and cargo (skillcask is built once into target/peers/).
-Run: python3 benches/peers.py [--sizes 10 100 1000] [--runs N] [--history N]
+Run: python3 benches/peers.py [--sizes 10 100 1000] [--runs N] [--history N] [--packed]
      [--skillpm-dir DIR]  (a directory with other skillpm + skillpm-registry
                            builds, e.g. a copy of a previous release build)
      [--dirs A B]         (skillpm's projects and cache under A, skillcask's
@@ -164,7 +164,7 @@ def git(*args, cwd):
     sh(["git", *args], cwd=cwd)
 
 
-def make_repo(tmp, src, n, history=0):
+def make_repo(tmp, src, n, history=0, packed=False):
     """One repository with skills/bench-0000 ... for n skills, served bare.
     With `history`, that many earlier commits each replace a 32 KB file of
     random bytes (a repository with a past: what a fetch of the tip alone
@@ -187,6 +187,8 @@ def make_repo(tmp, src, n, history=0):
     bare = os.path.join(tmp, "repos", VENDOR, f"skills-{n}.git")
     os.makedirs(os.path.dirname(bare), exist_ok=True)
     git("clone", "-q", "--bare", work, bare, cwd=tmp)
+    if packed:
+        git("repack", "-adq", cwd=bare)
     for k in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant",
               "uploadpack.allowReachableSHA1InWant"):
         git("config", k, "true", cwd=bare)
@@ -329,6 +331,10 @@ def main():
     ap.add_argument("--runs", type=int, help="pairs timed per case (default 7 / 5 / 3 by size)")
     ap.add_argument("--history", type=int, default=0,
                     help="earlier commits in each git repository, 32 KB of new bytes each (default 0)")
+    ap.add_argument("--packed", action="store_true",
+                    help="serve the git repositories packed, as a host holds what was pushed "
+                         "to it (default: loose objects as `git commit` left them, so the "
+                         "server compresses every object again for every fetch)")
     ap.add_argument("--skillpm-dir", help="directory holding skillpm and skillpm-registry to time")
     ap.add_argument("--dirs", nargs=2, metavar=("SKILLPM_DIR", "SKILLCASK_DIR"),
                     help="where each tool's projects (and skillpm's cache) live, e.g. two "
@@ -364,7 +370,7 @@ def main():
         for name in names:
             make_skill(src, name, reference="notes.md")
         for n in args.sizes:
-            make_repo(tmp, src, n, args.history)
+            make_repo(tmp, src, n, args.history, args.packed)
         servers = Servers(tmp, os.path.join(bindir, "skillpm-registry"))
         url = servers.url
         env["SKILLPM_REGISTRY"] = url
