@@ -153,6 +153,13 @@ pub(super) fn fetch(
             break;
         }
         if let Some(oid) = text.strip_prefix(b"shallow ") {
+            // At depth 1 only a wanted commit can be cut from its
+            // parents: more lines than wants is a server filling memory.
+            if shallow.len() >= wants.len() {
+                return Err(Failure::Failed(
+                    "the server marked more commits shallow than were asked for".into(),
+                ));
+            }
             shallow.push(ObjectId::from_hex(oid).map_err(|_| unexpected(text))?);
         }
     }
