@@ -516,6 +516,29 @@ fn an_authority_only_the_certificate_directory_holds_is_trusted() {
     assert_in_process(&log);
 }
 
+/// With no authority to trust anywhere, the error says where skillpm
+/// looks for them, in one line, and nothing is fetched.
+#[test]
+fn no_authorities_at_all_is_one_error_that_says_where_to_look() {
+    let server = GitHttps::start();
+    let mut f = Fixture::new();
+    let empty = f.root().join("no-certs");
+    std::fs::create_dir(&empty).unwrap();
+    f.extra_env.push((
+        "SSL_CERT_FILE".into(),
+        empty.join("missing.pem").display().to_string(),
+    ));
+    f.extra_env
+        .push(("SSL_CERT_DIR".into(), empty.display().to_string()));
+    multi_repo(&f, &server);
+    let err = add_fails(&f, &format!("git+{}", server.url("multi")));
+    assert!(
+        err.contains("no CA certificates were found (set SSL_CERT_FILE or SSL_CERT_DIR)"),
+        "{err}"
+    );
+    assert_eq!(server.requests(), [], "no request passed TLS");
+}
+
 /// With no `git` to fall back to, the error is why the in-process fetch
 /// failed, not that git is missing.
 #[test]

@@ -26,34 +26,34 @@ pub fn timeout() -> Duration {
 
 /// The shared timeouts, user agent and TLS trust ([`crate::source::tls`]),
 /// applied to either kind of reqwest builder (the async one here, the
-/// blocking one gitoxide drives). Without system authorities the builder
-/// keeps reqwest's own TLS set-up, whose `build` then fails with the
-/// same finding.
+/// blocking one gitoxide drives). Fails when the system has no
+/// authorities to trust, saying where they are looked for.
 macro_rules! configure {
     ($builder:expr) => {{
         use_ring();
         let t = timeout();
-        let builder = $builder
-            .connect_timeout(t)
-            .timeout(t * TOTAL_FACTOR)
-            .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")));
-        match crate::source::tls::client_config() {
-            Ok(tls) => builder.tls_backend_preconfigured(tls),
-            Err(_) => builder,
-        }
+        crate::source::tls::client_config().map(|tls| {
+            $builder
+                .connect_timeout(t)
+                .timeout(t * TOTAL_FACTOR)
+                .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+                .tls_backend_preconfigured(tls)
+        })
     }};
 }
 
 /// A client builder with the shared timeouts and user agent; callers add
 /// their redirect policy.
-pub fn builder() -> reqwest::ClientBuilder {
-    configure!(reqwest::Client::builder()).read_timeout(timeout())
+pub fn builder() -> Result<reqwest::ClientBuilder, String> {
+    configure!(reqwest::Client::builder()).map(|b| b.read_timeout(timeout()))
 }
 
 /// The same settings for the blocking client of the in-process git fetch
 /// (which sets its own redirect policy: git's). It has no per-read
 /// timeout; the whole-request one bounds a trickling server.
-pub fn blocking(builder: reqwest::blocking::ClientBuilder) -> reqwest::blocking::ClientBuilder {
+pub fn blocking(
+    builder: reqwest::blocking::ClientBuilder,
+) -> Result<reqwest::blocking::ClientBuilder, String> {
     configure!(builder)
 }
 

@@ -290,6 +290,7 @@ impl WellKnownSource {
         };
         cell.get_or_try_init(|| async {
             let builder = super::http::builder()
+                .map_err(|e| SourceError::WellKnown(format!("cannot start HTTP: {e}")))?
                 // Every hop must satisfy the same rules as the first
                 // URL: https, or http to loopback only.
                 .redirect(reqwest::redirect::Policy::custom(|attempt| {

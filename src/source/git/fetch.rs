@@ -68,28 +68,16 @@ fn remove_locks_on_signal() {
 pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), SourceError> {
     // The whole chain: gitoxide keeps the reason ("invalid peer
     // certificate: UnknownIssuer") below "Transport handshake failed".
-    let err = |e: &dyn std::error::Error| SourceError::Git {
-        what: "fetch from",
-        url: url.redacted(),
-        detail: one_line(&chain(e)).replace(url.as_str(), &url.redacted()),
-    };
+    let err = |e: &dyn std::error::Error| fetch_error(url, one_line(&chain(e)));
     remove_locks_on_signal();
     warm_local_time_zone();
-    if history == History::Tips && !repo.join("HEAD").is_file() && !refuses_v2(url, false) {
+    if history == History::Tips && !repo.join("HEAD").is_file() {
         match fetch_new_clone(repo, url) {
             Ok(()) => return Ok(()),
             // Not v2, a redirect, a refused argument: gitoxide's own
             // negotiation gets its turn.
-            Err(v2::Failure::Unsupported(_)) => {
-                refuses_v2(url, true);
-            }
-            Err(v2::Failure::Failed(detail)) => {
-                return Err(SourceError::Git {
-                    what: "fetch from",
-                    url: url.redacted(),
-                    detail: detail.replace(url.as_str(), &url.redacted()),
-                })
-            }
+            Err(v2::Failure::Unsupported(_)) => {}
+            Err(v2::Failure::Failed(detail)) => return Err(fetch_error(url, detail)),
         }
     }
     let repo = open(repo).map_err(|e| err(&*e))?;
@@ -102,7 +90,8 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), S
         .map_err(|e| err(&e))?;
     let backend = http::reqwest::Options {
         configure_client: Some(Box::new(|builder| {
-            Ok(crate::source::http::blocking(builder))
+            crate::source::http::blocking(builder)
+                .map_err(|e| gix::Error::from_error(std::io::Error::other(e)))
         })),
         configure_request: None,
     };
@@ -140,11 +129,7 @@ pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), S
 /// beside it, so a `git gc` run there by hand does not drop objects that
 /// no ref reaches.
 pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<(), SourceError> {
-    let err = |detail: String| SourceError::Git {
-        what: "fetch from",
-        url: url.redacted(),
-        detail: detail.replace(url.as_str(), &url.redacted()),
-    };
+    let err = |detail: String| fetch_error(url, detail);
     if !is_full_commit(commit) {
         return Err(err(format!("{commit:?} is not a commit id")));
     }
@@ -163,25 +148,12 @@ pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<()
         &repo.join("objects").join("pack"),
     )
     .map(drop)
-    .map_err(|f| {
-        if let v2::Failure::Unsupported(_) = f {
-            refuses_v2(url, true);
-        }
-        err(f.detail())
-    })
+    .map_err(|f| err(f.detail()))
 }
 
-/// Whether `url`'s server refused a protocol v2 command in this run
-/// (`refused` records that it did): the next first fetch of its clone
-/// then goes to gitoxide at once instead of asking again.
-fn refuses_v2(url: &GitUrl, refused: bool) -> bool {
-    static REFUSED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let mut seen = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
-    let key = url.redacted();
-    if refused && !seen.contains(&key) {
-        seen.push(key.clone());
-    }
-    seen.contains(&key)
+/// A failed fetch of `url`, the URL's credentials kept out of `detail`.
+fn fetch_error(url: &GitUrl, detail: impl std::fmt::Display) -> SourceError {
+    super::objects::error("fetch from", url, detail)
 }
 
 /// The first fetch of tips into a new clone, in two requests where
@@ -258,7 +230,7 @@ fn client() -> Result<&'static reqwest::blocking::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::blocking::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            crate::source::http::blocking(reqwest::blocking::Client::builder())
+            crate::source::http::blocking(reqwest::blocking::Client::builder())?
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| one_line(&chain(&e)))

@@ -16,8 +16,10 @@ use gix::protocol::transport::packetline::blocking_io::encode;
 use gix::protocol::transport::packetline::blocking_io::StreamingPeekableIter;
 use gix::protocol::transport::packetline::PacketLineRef;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 
 /// Why a command failed: the server does not speak it (the caller may
 /// ask another way), or the exchange itself failed (asking again another
@@ -81,8 +83,35 @@ impl Listing {
     }
 }
 
+/// Runs one command against `url` unless its server refused one earlier
+/// in this run, and remembers a refusal: a server before v2 is then not
+/// asked again (a lock pinning many of its commits, or a restore that
+/// goes on to a whole fetch of the clone), and gitoxide's negotiation
+/// gets its turn at once.
+fn unless_refused<T>(
+    url: &str,
+    command: impl FnOnce() -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    static REFUSED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let refused = || REFUSED.lock().unwrap_or_else(|e| e.into_inner());
+    if refused().contains(url) {
+        return Err(Failure::Unsupported(
+            "the server refused protocol v2 earlier in this run".into(),
+        ));
+    }
+    let outcome = command();
+    if let Err(Failure::Unsupported(_)) = outcome {
+        refused().insert(url.to_string());
+    }
+    outcome
+}
+
 /// Lists `HEAD`, the branches and the tags of `url`.
 pub(super) fn ls_refs(client: &reqwest::blocking::Client, url: &str) -> Result<Listing, Failure> {
+    unless_refused(url, || list(client, url))
+}
+
+fn list(client: &reqwest::blocking::Client, url: &str) -> Result<Listing, Failure> {
     let body = command(
         "ls-refs",
         &[
@@ -133,6 +162,15 @@ pub(super) struct Fetched {
 /// Fetches `wants` without the history behind them (`deepen 1`) and
 /// writes the pack and its index into `pack_dir`.
 pub(super) fn fetch(
+    client: &reqwest::blocking::Client,
+    url: &str,
+    wants: &[ObjectId],
+    pack_dir: &Path,
+) -> Result<Fetched, Failure> {
+    unless_refused(url, || fetch_pack(client, url, wants, pack_dir))
+}
+
+fn fetch_pack(
     client: &reqwest::blocking::Client,
     url: &str,
     wants: &[ObjectId],
@@ -268,7 +306,7 @@ fn data<E: std::fmt::Display>(
 ) -> Result<&[u8], Failure> {
     let line = match line {
         Ok(Ok(line)) => line,
-        Ok(Err(e)) => return Err(Failure::Failed(e.to_string())),
+        Ok(Err(e)) => return Err(Failure::Failed(one_line(&e.to_string()))),
         Err(e) => {
             // An `ERR` line, or an answer that ends before its flush: a
             // server before v2 answers a command with nothing at all.

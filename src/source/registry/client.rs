@@ -147,6 +147,10 @@ impl RegistryClient {
         let origin = url.origin();
         let allowed = origin.clone();
         let http = crate::source::http::builder()
+            .map_err(|detail| RegistryError::Transport {
+                host: host.clone(),
+                detail,
+            })?
             .redirect(reqwest::redirect::Policy::custom(move |attempt| {
                 if attempt.previous().len() >= 5 {
                     return attempt.error("too many redirects");
