@@ -1,5 +1,6 @@
-//! The content-addressed cache: verified tarballs keyed by sha256, plus
-//! registry index copies, bare git clones and stamps.
+//! The content-addressed cache: verified packages keyed by sha256 (a
+//! registry's `.tar.gz`, or the canonical `.tar` of a tree made on this
+//! machine), plus registry index copies, bare git clones and stamps.
 //!
 //! Entries are immutable once written: everything is built in `tmp/` and
 //! renamed into place, so a reader never sees half an entry and a crash
@@ -14,7 +15,7 @@
 //! an old one.
 
 use sha2::{Digest, Sha256};
-use skillpm_core::archive::{self, Limits};
+use skillpm_core::archive::{self, Format, Limits};
 use skillpm_core::bounded;
 use skillpm_core::checksum::{Checksum, Verified};
 use std::fs::File;
@@ -47,6 +48,8 @@ const INSTALLED: &str = "installed-v2";
 /// Stamps of path dependencies' directories (see [`Cache::path_dep_stamp`]).
 const PATHS: &str = "paths-v1";
 const TMP: &str = "tmp";
+/// The forms a stored package takes, the way `Format::of_package` tells.
+const PACKAGE_FORMATS: [Format; 2] = [Format::TarGz, Format::Tar];
 /// A stamp is a checksum and a fingerprint; anything longer is not ours.
 const STAMP_BYTES: u64 = 256;
 /// A root's stamps: one short line per installed skill.
@@ -105,8 +108,21 @@ impl Cache {
         Ok(t)
     }
 
-    pub fn tarball_path(&self, c: &Checksum) -> PathBuf {
-        self.root.join(TARBALLS).join(format!("{}.tar.gz", c.hex()))
+    /// Where the package `c` is stored in `format` (the bytes decide it
+    /// when it is stored).
+    fn tarball_path(&self, c: &Checksum, format: Format) -> PathBuf {
+        let ext = match format {
+            Format::Tar => "tar",
+            Format::TarGz | Format::Zip => "tar.gz",
+        };
+        self.root.join(TARBALLS).join(format!("{}.{ext}", c.hex()))
+    }
+
+    /// Whether a package is stored under `c`, in either form.
+    pub fn has_tarball(&self, c: &Checksum) -> bool {
+        PACKAGE_FORMATS
+            .iter()
+            .any(|&f| self.tarball_path(c, f).is_file())
     }
 
     /// The cached tarball for `c`, if present and still exactly what `c`
@@ -123,7 +139,9 @@ impl Cache {
     pub fn unpack_cached(&self, c: &Checksum) -> Option<tempfile::TempDir> {
         let tarball = self.verified_tarball(c)?;
         let tmp = self.tmp().ok()?;
-        archive::unpack_to_new_dir(tarball.bytes(), None, &tmp, &Limits::default()).ok()
+        let bytes = tarball.bytes();
+        let format = Format::of_package(bytes);
+        archive::unpack_to_new_dir_as(format, bytes, None, &tmp, &Limits::default()).ok()
     }
 
     /// This machine's stamps of the installed trees in `root` (see
@@ -184,14 +202,17 @@ impl Cache {
     /// disk where anything may have changed it, so callers verify them
     /// (see `source::verify`).
     pub fn read_tarball(&self, c: &Checksum) -> Option<Vec<u8>> {
-        // No bigger than any tarball a source may hand over.
-        bounded::read(&self.tarball_path(c), Limits::default().max_compressed).ok()
+        // No bigger than any package a source may hand over in that form.
+        let limits = Limits::default();
+        PACKAGE_FORMATS
+            .iter()
+            .find_map(|&f| bounded::read(&self.tarball_path(c, f), limits.max_input(f)).ok())
     }
 
     /// Stores a verified tarball under its checksum.
     pub fn store_tarball(&self, tarball: &Verified) -> Result<(), CacheError> {
         let (c, bytes) = (tarball.checksum(), tarball.bytes());
-        let dest = self.tarball_path(c);
+        let dest = self.tarball_path(c, Format::of_package(bytes));
         if dest.is_file() {
             return Ok(());
         }

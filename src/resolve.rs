@@ -15,7 +15,7 @@ use crate::project::Project;
 use crate::report::Reporter;
 use crate::source::{Request, Sources};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use skillpm_core::checksum::Checksum;
+use skillpm_core::checksum::{Checksum, Verified};
 use skillpm_core::name::SkillName;
 use std::collections::{BTreeSet, HashMap};
 
@@ -45,7 +45,7 @@ impl Refresh {
 /// dependencies (so installing them needs no second export).
 pub struct Resolved {
     pub lock: Lockfile,
-    pub packed: HashMap<Checksum, Vec<u8>>,
+    pub packed: HashMap<Checksum, Verified>,
 }
 
 /// How many dependencies resolve at once (index requests, git fetches;
@@ -152,6 +152,10 @@ pub async fn resolve(
         .await?;
     let mut packed = HashMap::new();
     for r in resolved {
+        let kept = old
+            .get(&r.locked.name)
+            .and_then(|o| sources.path.as_locked(o, &r));
+        let r = kept.unwrap_or(r);
         if let Some(bytes) = r.packed {
             packed.insert(r.locked.checksum, bytes);
         }

@@ -151,14 +151,14 @@ fn a_tampered_cached_tarball_is_neither_installed_nor_called_clean() {
     let cached = std::fs::read_dir(&tarballs)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
-        .expect("a cached tarball");
+        .find(|p| p.to_string_lossy().ends_with(".tar"))
+        .expect("a cached tree");
     let tampered = "---\nname: alpha\ndescription: tampered\n---\n";
     let evil = tempfile::tempdir().unwrap();
     std::fs::write(evil.path().join("SKILL.md"), tampered).unwrap();
     std::fs::write(
         &cached,
-        skillpm_core::archive::pack_dir(evil.path()).unwrap(),
+        skillpm_core::archive::tar_dir(evil.path()).unwrap(),
     )
     .unwrap();
     // Same for the installed copy `verify` checks: the lock decides.

@@ -161,25 +161,40 @@ fn one_blob_listed_many_times_is_refused_before_it_is_read() {
     assert!(!f.project_root().join("wide").exists());
 }
 
+/// A tree from git is held as its plain canonical tar, so what bounds it
+/// is its unpacked size (the test above), not how well it compresses: 12
+/// distinct incompressible MiB, over the 10 MiB a registry tarball may
+/// take, install and verify, from the cache and from the clone.
 #[test]
-fn a_tree_that_compresses_badly_is_cut_off_while_it_is_written() {
+fn a_tree_that_compresses_badly_is_bounded_by_its_unpacked_size() {
     let f = Fixture::new();
     f.link_bin("git");
     let repo = new_repo(&f, "noisy");
     f.write(&repo, "SKILL.md", skill_md("noisy"));
-    // 12 distinct incompressible MiB: under the unpacked limit, over the
-    // 10 MiB compressed one.
     for i in 0..12 {
         f.write(&repo, &format!("assets/{i}.bin"), seeded::noise(i, 1 << 20));
     }
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "noisy"]);
     f.ok(&["init"]);
-    let out = f.skillpm(&["--quiet", "add", &file_url(&repo)]);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("10485760"), "{err}");
-    assert!(!f.project_root().join("noisy").exists());
+    f.ok(&["--quiet", "add", &file_url(&repo)]);
+    let installed = f.project_root().join("noisy/assets/11.bin");
+    assert_eq!(
+        std::fs::read(&installed).expect("read"),
+        seeded::noise(11, 1 << 20)
+    );
+    f.ok(&["verify"]);
+    std::fs::remove_dir_all(f.project_root()).expect("rm");
+    f.ok(&["install", "--locked"]);
+    f.ok(&["verify"]);
+    let tarballs = f.cache.join("skillpm/tarballs-v1");
+    std::fs::remove_dir_all(&tarballs).expect("rm cache");
+    std::fs::remove_dir_all(f.project_root()).expect("rm");
+    f.ok(&["install", "--locked"]);
+    assert_eq!(
+        std::fs::read(&installed).expect("read"),
+        seeded::noise(11, 1 << 20)
+    );
 }
 
 #[test]
@@ -250,4 +265,56 @@ fn vm_hwm_kib(pid: u32) -> u64 {
                 .and_then(|n| n.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// A lock written before trees were locked by their tar holds, for git
+/// and path skills, the sha256 of the tar gzipped at level 9. It still
+/// installs, with `--locked` and without, from the cache and from
+/// nothing, and is never rewritten for it.
+#[test]
+fn a_lock_from_before_trees_were_locked_by_their_tar_still_installs() {
+    use skillpm_core::archive;
+    let f = Fixture::new();
+    f.link_bin("git");
+    let repo = new_repo(&f, "gitted");
+    f.write(&repo, "SKILL.md", skill_md("gitted"));
+    f.write(&repo, "scripts/run.sh", "echo hi\n");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "one"]);
+    let local = f.project.join("vendor/local");
+    f.write(&local, "SKILL.md", skill_md("local"));
+    f.ok(&["init"]);
+    f.ok(&["--quiet", "add", &file_url(&repo)]);
+    f.ok(&["--quiet", "add", "./vendor/local"]);
+
+    let lock_path = f.project.join("skills.lock");
+    let mut lock = std::fs::read_to_string(&lock_path).expect("lock");
+    for dir in [&repo, &local] {
+        let now = archive::tree_checksum(dir).expect("tar");
+        let old = skillpm_core::Checksum::of_bytes(&archive::pack_dir(dir).expect("pack"));
+        assert!(lock.contains(&now.to_string()), "{lock}");
+        lock = lock.replace(&now.to_string(), &old.to_string());
+    }
+    std::fs::write(&lock_path, &lock).expect("write lock");
+
+    // From nothing: no cache, no installed trees.
+    std::fs::remove_dir_all(&f.cache).expect("rm cache");
+    std::fs::remove_dir_all(f.project_root()).expect("rm");
+    f.ok(&["install", "--locked"]);
+    assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), lock);
+    assert_eq!(
+        std::fs::read_to_string(f.project_root().join("gitted/scripts/run.sh")).unwrap(),
+        "echo hi\n"
+    );
+    f.ok(&["verify"]);
+    // From the cache, and with a resolve that packs the path skill again.
+    std::fs::remove_dir_all(f.project_root()).expect("rm");
+    f.ok(&["install"]);
+    f.ok(&["install", "--locked"]);
+    assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), lock);
+    f.ok(&["verify"]);
+    // An edit is still an edit.
+    f.write(&f.project_root().join("local"), "SKILL.md", "edited\n");
+    let out = f.skillpm(&["verify"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }

@@ -646,10 +646,23 @@ fn the_registry_serves_a_well_known_index_skillpm_installs_from() {
         Some(format!("wellknown+{index_url}").as_str())
     );
 
-    // The registry serves canonical packs: the artifact is the package
-    // (digest == checksum), so a cold install from the lock is one
-    // download per skill, nothing repacked.
-    assert_eq!(lock["alpha"]["digest"], lock["alpha"]["checksum"]);
+    // The registry serves canonical packs: the artifact gunzips to the
+    // tree's canonical tar, whose sha256 is the lock's checksum, so a cold
+    // install from the lock is one download per skill, read in memory.
+    let artifact = lock["alpha"]["artifact"].as_str().expect("artifact");
+    let (_, _, tarball) = http_get(artifact, &[]);
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(&tarball[..])
+        .read_to_end(&mut tar)
+        .expect("gunzip");
+    assert_eq!(
+        lock["alpha"]["checksum"].as_str(),
+        Some(sha256(&tar).as_str())
+    );
+    assert_eq!(
+        lock["alpha"]["digest"].as_str(),
+        Some(sha256(&tarball).as_str())
+    );
     std::fs::remove_dir_all(f.project_root()).expect("rm");
     std::fs::remove_dir_all(&f.cache).expect("rm cache");
     f.ok(&["install", "--locked"]);

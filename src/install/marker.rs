@@ -4,7 +4,8 @@
 
 use super::MARKER;
 use crate::cache::{Cache, Stamps};
-use skillpm_core::checksum::Checksum;
+use skillpm_core::archive;
+use skillpm_core::checksum::{Checksum, Verified};
 use std::path::Path;
 
 /// How an installed tree compares with the package its marker names.
@@ -76,8 +77,8 @@ impl Marker {
     }
 
     fn rehash(&self, dir: &Path, cache: &Cache) -> Integrity {
-        if skillpm_core::archive::tree_checksum_skipping(dir, &[MARKER])
-            .is_ok_and(|c| c == self.checksum)
+        if archive::tar_dir_skipping(dir, &[MARKER])
+            .is_ok_and(|tar| archive::verify_tree(Verified::of(tar), &self.checksum).is_ok())
         {
             return Integrity::Intact;
         }

@@ -34,8 +34,8 @@ pub struct Staged {
 
 /// Where a needed package's bytes are found before its source is asked.
 enum Local {
-    /// Packed while resolving, this run: not "from cache".
-    Packed(Vec<u8>),
+    /// Made while resolving, this run, and hashed then: not "from cache".
+    Packed(Verified),
     /// In the cache; verified before use, fetched again if it fails.
     Cached,
     /// Neither: fetched from its source.
@@ -62,15 +62,20 @@ pub async fn prepare(
     sources: &Sources,
     root: &Path,
     needed: &[&LockedSkill],
-    packed: &HashMap<Checksum, Vec<u8>>,
+    packed: &HashMap<Checksum, Verified>,
     reporter: &dyn Reporter,
 ) -> Result<Prepared, SourceError> {
     let work: Vec<(&LockedSkill, Local)> = needed
         .iter()
         .map(|&s| {
-            let local = match packed.get(&s.checksum) {
-                Some(b) => Local::Packed(b.clone()),
-                None if cache.tarball_path(&s.checksum).is_file() => Local::Cached,
+            // Keyed by the checksum the tree was made with; a key that
+            // is not its tree's checksum is a bug, never an install.
+            let made = packed
+                .get(&s.checksum)
+                .filter(|v| *v.checksum() == s.checksum);
+            let local = match made {
+                Some(v) => Local::Packed(v.clone()),
+                None if cache.has_tarball(&s.checksum) => Local::Cached,
                 None => Local::Absent,
             };
             (s, local)
@@ -112,9 +117,7 @@ pub async fn prepare(
                 // through the blocking pool before the request starts.
                 let local = match local {
                     Local::Absent => None,
-                    Local::Packed(bytes) => blocking(move || verify(&locked, bytes).ok())
-                        .await
-                        .map(|v| (v, false)),
+                    Local::Packed(v) => Some((v, false)),
                     Local::Cached => blocking(move || {
                         store
                             .read_tarball(&locked.checksum)

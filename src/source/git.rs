@@ -12,9 +12,9 @@
 //! Refs and commits are resolved in process ([`objects`]), and each skill's
 //! tree is read from the raw objects ([`export`]: no `.gitattributes`
 //! rewriting, caps before memory) through the unpacker's own checks (so
-//! symlinks and odd entries in a repository are refused), then packed
-//! deterministically (the bytes `pack_dir` gives for that tree on disk):
-//! the lock's checksum is the sha256 of that pack, which makes a git skill
+//! symlinks and odd entries in a repository are refused), then written as
+//! its canonical tar (the bytes `tar_dir` gives for that tree on disk):
+//! the lock's checksum is the sha256 of that tar, which makes a git skill
 //! verifiable exactly like a registry one.
 
 mod export;
@@ -23,14 +23,14 @@ mod objects;
 mod process;
 mod v2;
 
-use super::{Request, Resolution, Source, SourceError};
+use super::{Package, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use crate::project::spec::{GitRef, GitUrl};
 use fetch::History;
-use skillpm_core::archive::{self, Limits, UnpackError};
-use skillpm_core::checksum::Checksum;
+use skillpm_core::archive::{self, Limits};
+use skillpm_core::checksum::Verified;
 use skillpm_core::name::SkillName;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -260,13 +260,12 @@ fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
     .then_some(repo)
 }
 
-/// A skill packed from a commit: what it says it is, and its tarball.
+/// A skill packed from a commit: what it says it is, and its canonical tar.
 #[derive(Clone)]
 struct Packed {
     name: SkillName,
     version: semver::Version,
-    checksum: Checksum,
-    bytes: Vec<u8>,
+    tree: Verified,
 }
 
 /// Exports `subpath` of `commit` (through the commit's shared listing and
@@ -286,20 +285,11 @@ fn pack_commit(
         subpath.unwrap_or(".")
     );
     let (name, version) = super::verify::identify_entries(&tree, &shown)?;
-    let bytes = archive::pack_entries(tree)?;
-    let size = bytes.len() as u64;
-    if size > limits.max_compressed {
-        return Err(UnpackError::CompressedTooLarge {
-            size,
-            limit: limits.max_compressed,
-        }
-        .into());
-    }
+    // `tree` kept within the unpacked-size and entry caps.
     Ok(Packed {
         name,
         version,
-        checksum: Checksum::of_bytes(&bytes),
-        bytes,
+        tree: Verified::of(archive::tar_entries(tree)?),
     })
 }
 
@@ -634,17 +624,17 @@ impl Source for GitSource {
                         url: url.clone(),
                         commit,
                     },
-                    checksum: p.checksum,
+                    checksum: *p.tree.checksum(),
                     path: sub.clone(),
                 },
-                packed: Some(p.bytes),
+                packed: Some(p.tree),
             })
         })
         .await
         .cloned()
     }
 
-    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
+    async fn fetch(&self, locked: &LockedSkill) -> Result<Package, SourceError> {
         let LockedSource::Git { url, commit } = &locked.source else {
             unreachable!("GitSource is only handed git packages")
         };
@@ -675,7 +665,8 @@ impl Source for GitSource {
                 self.whole_repo(url).await?;
             }
         }
-        Ok(self.pack(url, commit, locked.path.as_deref()).await?.bytes)
+        let p = self.pack(url, commit, locked.path.as_deref()).await?;
+        Ok(Package::Made(p.tree))
     }
 }
 

@@ -16,7 +16,7 @@ mod verify;
 pub mod wellknown;
 
 pub use skillpm_core::checksum::Verified;
-pub use verify::{check_identity, identify, identify_named, verify};
+pub use verify::{check_identity, identify, identify_named, verify, verify_made};
 
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};
@@ -39,13 +39,22 @@ pub struct Request<'a> {
     pub registry_url: Option<&'a str>,
 }
 
-/// A dependency pinned to one exact package. Git and path sources pack the
-/// tree while resolving; the tarball is kept so installing needs no second
-/// export.
+/// A dependency pinned to one exact package. Git, path and well-known
+/// sources make the tree's canonical tar while resolving; it is kept so
+/// installing needs no second export.
 #[derive(Debug, Clone)]
 pub struct Resolution {
     pub locked: LockedSkill,
-    pub packed: Option<Vec<u8>>,
+    pub packed: Option<Verified>,
+}
+
+/// A locked package's bytes as its source hands them over.
+#[derive(Debug)]
+pub enum Package {
+    /// Downloaded, not yet checked against the lock.
+    Downloaded(Vec<u8>),
+    /// The canonical tar of a tree made here, hashed as it was made.
+    Made(Verified),
 }
 
 /// One kind of origin. Dispatch is static (through [`Sources`]), so the
@@ -54,8 +63,8 @@ pub struct Resolution {
 pub trait Source {
     /// Pins a dependency to one exact package (version, commit, checksum).
     async fn resolve(&self, req: Request<'_>) -> Result<Resolution, SourceError>;
-    /// The tarball of a locked package, not yet verified (see [`verify`]).
-    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError>;
+    /// A locked package, not yet checked against the lock (see [`verify`]).
+    async fn fetch(&self, locked: &LockedSkill) -> Result<Package, SourceError>;
 }
 
 /// One source of each kind, sharing the cache and what they learned during
@@ -109,13 +118,16 @@ impl Sources {
     /// Fetches a locked package from its origin and verifies it against the
     /// lock's checksum.
     pub async fn fetch(&self, locked: &LockedSkill) -> Result<Verified, SourceError> {
-        let bytes = match &locked.source {
+        let package = match &locked.source {
             LockedSource::Registry { .. } => self.registry.fetch(locked).await?,
             LockedSource::Git { .. } => self.git.fetch(locked).await?,
             LockedSource::Path { .. } => self.path.fetch(locked).await?,
             LockedSource::WellKnown { .. } => self.wellknown.fetch(locked).await?,
         };
-        verify(locked, bytes)
+        match package {
+            Package::Downloaded(bytes) => verify(locked, bytes),
+            Package::Made(tree) => verify_made(locked, tree),
+        }
     }
 }
 

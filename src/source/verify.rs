@@ -10,6 +10,7 @@
 
 use super::SourceError;
 use crate::project::lockfile::{LockedSkill, LockedSource};
+use skillpm_core::archive;
 use skillpm_core::checksum::{Checksum, Verified};
 use skillpm_core::name::SkillName;
 use skillpm_core::skill;
@@ -18,11 +19,22 @@ use std::path::Path;
 /// Checks `bytes` against `locked.checksum`. A mismatch is always fatal and
 /// names the package and both checksums.
 pub fn verify(locked: &LockedSkill, bytes: Vec<u8>) -> Result<Verified, SourceError> {
-    Verified::check(bytes, &locked.checksum).map_err(|actual| SourceError::ChecksumMismatch {
+    Verified::check(bytes, &locked.checksum).map_err(|actual| mismatch(locked, actual))
+}
+
+/// [`verify`] for the canonical tar of a tree made here, which may also
+/// match in the form locks held before trees were locked by their tar
+/// (`archive::verify_tree`).
+pub fn verify_made(locked: &LockedSkill, tree: Verified) -> Result<Verified, SourceError> {
+    archive::verify_tree(tree, &locked.checksum).map_err(|actual| mismatch(locked, actual))
+}
+
+fn mismatch(locked: &LockedSkill, actual: Checksum) -> SourceError {
+    SourceError::ChecksumMismatch {
         package: format!("{}@{}", locked.name, locked.version),
         expected: locked.checksum,
         actual,
-    })
+    }
 }
 
 /// Checks a downloaded well-known artifact against the digest its index

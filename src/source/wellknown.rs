@@ -20,13 +20,13 @@
 
 use super::git::{memo, Memo};
 use super::registry::client::{chain, one_line};
-use super::{identify_named, verify, Request, Resolution, Source, SourceError};
+use super::{identify_named, verify, Package, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use crate::project::spec::{self, WellKnownUrl};
 use skillpm_core::archive::{self, Format, Limits};
-use skillpm_core::checksum::Checksum;
+use skillpm_core::checksum::{Checksum, Verified};
 use skillpm_core::name::SkillName;
 use skillpm_core::text::sanitize;
 use std::collections::HashMap;
@@ -419,38 +419,12 @@ impl WellKnownSource {
         artifact: &Artifact,
         expected: Option<&Checksum>,
     ) -> Result<Materialized, SourceError> {
-        let tmp_parent = self.cache.root().join("tmp");
-        std::fs::create_dir_all(&tmp_parent).map_err(crate::fs::fs_err("create", &tmp_parent))?;
-        let (dir, artifact_url, digest) = match artifact {
+        match artifact {
             Artifact::Single { url, digest } => {
                 let want = expected.unwrap_or(digest);
                 let bytes = self.get_found(url, MAX_ARTIFACT_BYTES).await?;
                 verify::verify_artifact(name, url.as_str(), want, &bytes)?;
-                let dir = match Format::sniff(&bytes) {
-                    Some(format) => archive::unpack_to_new_dir_as(
-                        format,
-                        &bytes,
-                        None,
-                        &tmp_parent,
-                        &self.limits,
-                    )
-                    .map_err(|source| SourceError::Refused {
-                        package: name.to_string(),
-                        source,
-                    })?,
-                    None if bytes.len() as u64 > skillpm_core::skill::MAX_SKILL_MD_BYTES => {
-                        return Err(SourceError::BadSkill {
-                            dir: sanitize(url.as_str()).into_owned(),
-                            message: "neither an archive nor a SKILL.md of at most 256 KiB".into(),
-                        })
-                    }
-                    None => {
-                        let dir = new_tmp(&tmp_parent)?;
-                        write_new(dir.path(), "SKILL.md", &bytes)?;
-                        dir
-                    }
-                };
-                (dir, url.clone(), *want)
+                self.unpack_single(name, url, *want, bytes)
             }
             Artifact::Files { dir: base, files } => {
                 let mut fetched = Vec::with_capacity(files.len());
@@ -479,39 +453,86 @@ impl WellKnownSource {
                         });
                     }
                 }
-                let dir = new_tmp(&tmp_parent)?;
+                let dir = new_tmp(&self.tmp_parent()?)?;
                 for (path, bytes) in &fetched {
                     write_new(dir.path(), path, bytes)?;
                 }
-                (dir, base.clone(), got)
+                made(name, &dir, base.clone(), got)
+            }
+        }
+    }
+
+    /// The packed tree of a single-file artifact whose digest was checked:
+    /// an archive (through the hardened unpacker) or a bare `SKILL.md`.
+    fn unpack_single(
+        &self,
+        name: &SkillName,
+        url: &WellKnownUrl,
+        digest: Checksum,
+        bytes: Vec<u8>,
+    ) -> Result<Materialized, SourceError> {
+        let tmp_parent = self.tmp_parent()?;
+        let dir = match Format::sniff(&bytes) {
+            Some(format) => {
+                archive::unpack_to_new_dir_as(format, &bytes, None, &tmp_parent, &self.limits)
+                    .map_err(|source| SourceError::Refused {
+                        package: name.to_string(),
+                        source,
+                    })?
+            }
+            None if bytes.len() as u64 > skillpm_core::skill::MAX_SKILL_MD_BYTES => {
+                return Err(SourceError::BadSkill {
+                    dir: sanitize(url.as_str()).into_owned(),
+                    message: "neither an archive nor a SKILL.md of at most 256 KiB".into(),
+                })
+            }
+            None => {
+                let dir = new_tmp(&tmp_parent)?;
+                write_new(dir.path(), "SKILL.md", &bytes)?;
+                dir
             }
         };
-        let root = skill_root(dir.path());
-        let shown = sanitize(artifact_url.as_str()).into_owned();
-        let (found, version) = identify_named(&root, &shown, Some(name))?;
-        if found != *name {
-            return Err(SourceError::BadSkill {
-                dir: shown,
-                message: format!("the index lists `{name}`, but the skill is named `{found}`"),
-            });
-        }
-        let bytes = archive::pack_dir(&root)?;
-        Ok(Materialized {
-            version,
-            artifact: artifact_url,
-            digest,
-            checksum: Checksum::of_bytes(&bytes),
-            bytes,
-        })
+        made(name, &dir, url.clone(), digest)
     }
+
+    fn tmp_parent(&self) -> Result<std::path::PathBuf, SourceError> {
+        let tmp_parent = self.cache.root().join("tmp");
+        std::fs::create_dir_all(&tmp_parent).map_err(crate::fs::fs_err("create", &tmp_parent))?;
+        Ok(tmp_parent)
+    }
+}
+
+/// The skill in `dir` (an artifact unpacked or written out), checked to be
+/// the one the index lists as `name`, as its canonical tar.
+fn made(
+    name: &SkillName,
+    dir: &tempfile::TempDir,
+    artifact: WellKnownUrl,
+    digest: Checksum,
+) -> Result<Materialized, SourceError> {
+    let root = skill_root(dir.path());
+    let shown = sanitize(artifact.as_str()).into_owned();
+    let (found, version) = identify_named(&root, &shown, Some(name))?;
+    if found != *name {
+        return Err(SourceError::BadSkill {
+            dir: shown,
+            message: format!("the index lists `{name}`, but the skill is named `{found}`"),
+        });
+    }
+    Ok(Materialized {
+        version,
+        artifact,
+        digest,
+        tree: Verified::of(archive::tar_dir(&root)?),
+    })
 }
 
 struct Materialized {
     version: semver::Version,
     artifact: WellKnownUrl,
     digest: Checksum,
-    checksum: Checksum,
-    bytes: Vec<u8>,
+    /// The canonical tar of the skill's tree.
+    tree: Verified,
 }
 
 fn new_tmp(parent: &Path) -> Result<tempfile::TempDir, SourceError> {
@@ -572,7 +593,7 @@ impl Source for WellKnownSource {
             .cloned()
     }
 
-    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
+    async fn fetch(&self, locked: &LockedSkill) -> Result<Package, SourceError> {
         self.fetch_locked(locked).await
     }
 }
@@ -600,14 +621,14 @@ impl WellKnownSource {
                     artifact: m.artifact,
                     digest: m.digest,
                 },
-                checksum: m.checksum,
+                checksum: *m.tree.checksum(),
                 path: None,
             },
-            packed: Some(m.bytes),
+            packed: Some(m.tree),
         })
     }
 
-    async fn fetch_locked(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
+    async fn fetch_locked(&self, locked: &LockedSkill) -> Result<Package, SourceError> {
         let LockedSource::WellKnown {
             index,
             artifact,
@@ -637,20 +658,28 @@ impl WellKnownSource {
                 }
             }
         };
-        // An artifact that already was the canonical pack when it was
-        // locked (a skillpm-registry download, a `skillpm pack` output)
-        // has digest == checksum: the verified download is the package,
-        // with no unpack and repack.
+        // An artifact that is a canonical pack (a skillpm-registry
+        // download, a `skillpm pack` output) holds the locked tree's tar,
+        // gzipped: read in memory, it is the package, with no trip through
+        // a directory. (A lock from before trees were locked by their tar
+        // names the artifact itself: digest == checksum.)
         if let Artifact::Single { url, .. } = &art {
+            let bytes = self.get_found(url, MAX_ARTIFACT_BYTES).await?;
+            verify::verify_artifact(&locked.name, url.as_str(), digest, &bytes)?;
             if *digest == locked.checksum {
-                let bytes = self.get_found(url, MAX_ARTIFACT_BYTES).await?;
-                verify::verify_artifact(&locked.name, url.as_str(), digest, &bytes)?;
-                return Ok(bytes);
+                return Ok(Package::Downloaded(bytes));
             }
+            let tree = archive::unpack_to_memory(&bytes, &self.limits)
+                .ok()
+                .and_then(|entries| archive::tar_entries(entries).ok())
+                .map(Verified::of);
+            if let Some(tree) = tree.filter(|t| *t.checksum() == locked.checksum) {
+                return Ok(Package::Made(tree));
+            }
+            let m = self.unpack_single(&locked.name, url, *digest, bytes)?;
+            return Ok(Package::Made(m.tree));
         }
-        Ok(self
-            .materialize(&locked.name, &art, Some(digest))
-            .await?
-            .bytes)
+        let m = self.materialize(&locked.name, &art, Some(digest)).await?;
+        Ok(Package::Made(m.tree))
     }
 }

@@ -12,9 +12,12 @@ use std::io::Read;
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Checksum([u8; 32]);
 
-/// Bytes whose sha256 equals an expected checksum. The only constructor
-/// hashes and compares, so whatever takes a `Verified` (the cache, the
-/// installer) cannot be handed unchecked bytes.
+/// Bytes and their sha256. Every constructor hashes, so whatever takes a
+/// `Verified` (the cache, the installer) holds the true checksum of what
+/// it holds: [`Verified::check`] compares it with an expected one;
+/// [`Verified::of`] is for bytes made in this process (a packed tree),
+/// whose checksum then names them in the lock and is compared, not
+/// computed again.
 #[derive(Debug, Clone)]
 pub struct Verified {
     checksum: Checksum,
@@ -23,15 +26,20 @@ pub struct Verified {
 
 impl Verified {
     /// Hashes `bytes`; `Err(actual)` when they are not `expected`.
-    pub fn check(bytes: Vec<u8>, expected: &Checksum) -> Result<Verified, Checksum> {
-        let actual = Checksum::of_bytes(&bytes);
-        if actual != *expected {
-            return Err(actual);
-        }
-        Ok(Verified {
-            checksum: actual,
+    /// Hashes bytes made in this process.
+    pub fn of(bytes: Vec<u8>) -> Verified {
+        Verified {
+            checksum: Checksum::of_bytes(&bytes),
             bytes,
-        })
+        }
+    }
+
+    pub fn check(bytes: Vec<u8>, expected: &Checksum) -> Result<Verified, Checksum> {
+        let v = Verified::of(bytes);
+        if v.checksum != *expected {
+            return Err(v.checksum);
+        }
+        Ok(v)
     }
 
     pub fn checksum(&self) -> &Checksum {
@@ -40,6 +48,10 @@ impl Verified {
 
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
     }
 }
 

@@ -5,7 +5,7 @@
 pub mod client;
 pub mod credentials;
 
-use super::{Request, Resolution, Source, SourceError};
+use super::{Package, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
@@ -220,7 +220,7 @@ impl Source for RegistrySource {
         })
     }
 
-    async fn fetch(&self, locked: &LockedSkill) -> Result<Vec<u8>, SourceError> {
+    async fn fetch(&self, locked: &LockedSkill) -> Result<Package, SourceError> {
         let LockedSource::Registry { url } = &locked.source else {
             unreachable!("RegistrySource is only handed registry packages")
         };
@@ -228,6 +228,7 @@ impl Source for RegistrySource {
         self.client(url)?
             .download(name.as_str(), &version.to_string(), MAX_DOWNLOAD)
             .await
+            .map(Package::Downloaded)
             .map_err(registry_err(format!("downloading {name}@{version}")))
     }
 }

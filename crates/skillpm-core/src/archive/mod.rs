@@ -1,9 +1,12 @@
 //! Package archives: deterministic packing and hardened unpacking.
 //!
-//! A skill package is a gzip-compressed tar archive holding only regular
-//! files and directories. [`pack_dir`] produces the same bytes for the same
-//! tree every time (sorted entries, fixed mtime, uid/gid 0, modes 0644/0755,
-//! fixed gzip header), so the archive's sha256 identifies the tree.
+//! A skill package is a tar archive holding only regular files and
+//! directories: gzip-compressed as a registry serves it, plain when the
+//! tree was made on this machine (git, path, well-known). [`tar_dir`]
+//! produces the same bytes for the same tree every time (sorted entries,
+//! fixed mtime, uid/gid 0, modes 0644/0755), so the tar's sha256
+//! identifies the tree; [`pack_dir`] gzips it with a fixed header to
+//! publish.
 //!
 //! [`unpack`](fn@unpack) trusts nothing in the archive: it verifies the
 //! checksum before reading anything, caps compressed size, unpacked size and
@@ -19,8 +22,8 @@ mod unpack;
 mod zip;
 
 pub use pack::{
-    is_executable, pack_dir, pack_dir_skipping, pack_entries, pack_to_file, tree_checksum,
-    tree_checksum_skipping,
+    is_executable, pack_dir, pack_to_file, tar_dir, tar_dir_skipping, tar_entries, tree_checksum,
+    verify_tree,
 };
 pub use unpack::{
     unpack, unpack_as, unpack_to_memory, unpack_to_new_dir, unpack_to_new_dir_as,
@@ -32,12 +35,14 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-/// Archive formats the hardened unpacker reads. Packing always writes
-/// [`Format::TarGz`]; `.zip` is read because publishers of Agent Skills
+/// Archive formats the hardened unpacker reads. Publishing writes
+/// [`Format::TarGz`]; a tree made on this machine is held as a
+/// [`Format::Tar`]; `.zip` is read because publishers of Agent Skills
 /// discovery indexes may serve it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     TarGz,
+    Tar,
     Zip,
 }
 
@@ -51,6 +56,17 @@ impl Format {
             [0x1f, 0x8b, ..] => Some(Format::TarGz),
             [b'P', b'K', 3, 4, ..] | [b'P', b'K', 5, 6, ..] => Some(Format::Zip),
             _ => None,
+        }
+    }
+
+    /// The format of a package as the installer holds it: a `.tar.gz`
+    /// when it starts like one (a registry's, or a tree locked before
+    /// trees were locked by their tar), else the plain tar of a tree made
+    /// on this machine. Anything else fails as a corrupt tar.
+    pub fn of_package(bytes: &[u8]) -> Format {
+        match Format::sniff(bytes) {
+            Some(Format::TarGz) => Format::TarGz,
+            _ => Format::Tar,
         }
     }
 
@@ -87,6 +103,26 @@ pub struct Limits {
     pub max_entries: u64,
     /// Maximum length of an entry path, in bytes.
     pub max_path_len: usize,
+}
+
+impl Limits {
+    /// The most bytes a tar within these limits can take: file contents
+    /// plus generous room for headers, padding and long-name records. The
+    /// budget for a decompressed stream, and the size cap of a plain tar.
+    pub fn max_tar_bytes(&self) -> u64 {
+        let per_entry = 2048u64.saturating_add(self.max_path_len as u64);
+        self.max_unpacked
+            .saturating_add(self.max_entries.saturating_add(4).saturating_mul(per_entry))
+            .saturating_add(1024 * 1024)
+    }
+
+    /// The size cap of an archive in `format` before it is read.
+    pub fn max_input(&self, format: Format) -> u64 {
+        match format {
+            Format::Tar => self.max_tar_bytes(),
+            Format::TarGz | Format::Zip => self.max_compressed,
+        }
+    }
 }
 
 impl Default for Limits {
@@ -149,7 +185,7 @@ pub enum UnpackError {
         expected: Checksum,
         actual: Checksum,
     },
-    #[error("archive is {size} bytes compressed, more than the limit of {limit} bytes")]
+    #[error("archive is {size} bytes, more than the limit of {limit} bytes")]
     CompressedTooLarge { size: u64, limit: u64 },
     #[error("archive unpacks to more than {limit} bytes (limit)")]
     UnpackedTooLarge { limit: u64 },
@@ -194,7 +230,7 @@ pub enum UnpackError {
     },
     #[error("cannot unpack into `{}`: {reason}", path.display())]
     BadDestination { path: PathBuf, reason: &'static str },
-    #[error("archive is not a valid .tar.gz: {0}")]
+    #[error("archive is not a valid tar: {0}")]
     Corrupt(io::Error),
     #[error("archive is not a valid .zip: {0}")]
     CorruptZip(String),

@@ -1,9 +1,12 @@
-//! Deterministic packing: the same tree always yields byte-identical
-//! `.tar.gz` output, so the archive's sha256 identifies the tree.
+//! Deterministic packing: the same tree always yields a byte-identical
+//! tar (the *canonical tar*), so its sha256 identifies the tree. A tree
+//! made on this machine (git, path, well-known) is locked by the sha256 of
+//! that tar; a package published to a registry is the tar gzipped at level
+//! 9, locked by the sha256 of the `.tar.gz` as the registry serves it.
 
 use super::entry_path::validate_path;
 use super::{Limits, MemEntry, PackError, MAX_DEPTH};
-use crate::checksum::Checksum;
+use crate::checksum::{Checksum, Verified};
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -15,8 +18,9 @@ use tar::{Builder, EntryType, Header};
 /// Fixed modification time written into every tar header.
 const FIXED_MTIME: u64 = 0;
 
-/// The gzip level of every package made here. Never changes: the lock
-/// checksum of a git or path skill is the sha256 of these bytes.
+/// The gzip level of every package published. Never changes: locks
+/// written before trees were locked by their tar hold the sha256 of a
+/// tree's tar gzipped at this level by miniz_oxide ([`verify_tree`]).
 const LEVEL: u32 = 9;
 
 enum PackItemKind {
@@ -117,19 +121,25 @@ fn base_header(entry_type: EntryType, mode: u32, size: u64) -> Header {
     h
 }
 
-/// Packs the contents of `dir` into a deterministic `.tar.gz`.
-///
-/// Entries are relative to `dir`, sorted by path bytes, directories listed
-/// with a trailing `/`; `.git` is skipped. Symlinks and special files are
-/// errors. The same tree always yields byte-identical output.
+/// Packs the contents of `dir` into a deterministic `.tar.gz`: the
+/// canonical tar ([`tar_dir`]) gzipped at level 9, as it is published.
 pub fn pack_dir(dir: &Path) -> Result<Vec<u8>, PackError> {
-    pack_dir_skipping(dir, &[])
+    let tar = tar_dir(dir)?;
+    gzip(&tar).map_err(io_pack(dir))
 }
 
-/// [`pack_dir`] without the top-level entries named in `skip` (an
+/// The canonical tar of `dir`: entries relative to `dir`, sorted by path
+/// bytes, directories listed with a trailing `/`, `.git` skipped, fixed
+/// headers. Symlinks and special files are errors. The same tree always
+/// yields byte-identical output.
+pub fn tar_dir(dir: &Path) -> Result<Vec<u8>, PackError> {
+    tar_dir_skipping(dir, &[])
+}
+
+/// [`tar_dir`] without the top-level entries named in `skip` (an
 /// installer's marker inside an installed tree), so an installed skill can
 /// be re-hashed against the checksum it was installed from.
-pub fn pack_dir_skipping(dir: &Path, skip: &[&str]) -> Result<Vec<u8>, PackError> {
+pub fn tar_dir_skipping(dir: &Path, skip: &[&str]) -> Result<Vec<u8>, PackError> {
     let meta = fs::metadata(dir).map_err(io_pack(dir))?;
     if !meta.is_dir() {
         return Err(PackError::NotADirectory {
@@ -138,13 +148,13 @@ pub fn pack_dir_skipping(dir: &Path, skip: &[&str]) -> Result<Vec<u8>, PackError
     }
     let mut items = Vec::new();
     collect(dir, "", skip, &mut items)?;
-    pack_items(dir, items)
+    tar_items(dir, items)
 }
 
-/// Packs a tree held in memory (as [`super::unpack_to_memory`] returns
-/// it) into exactly the bytes [`pack_dir`] writes for the same tree on
-/// disk: same order, modes and headers, `.git` left out the same way.
-pub fn pack_entries(entries: Vec<MemEntry>) -> Result<Vec<u8>, PackError> {
+/// The canonical tar of a tree held in memory (as
+/// [`super::unpack_to_memory`] returns it): exactly the bytes [`tar_dir`]
+/// writes for the same tree on disk, `.git` left out the same way.
+pub fn tar_entries(entries: Vec<MemEntry>) -> Result<Vec<u8>, PackError> {
     let items = entries
         .into_iter()
         .filter(|e| {
@@ -168,12 +178,12 @@ pub fn pack_entries(entries: Vec<MemEntry>) -> Result<Vec<u8>, PackError> {
             },
         })
         .collect();
-    pack_items(Path::new("."), items)
+    tar_items(Path::new("."), items)
 }
 
-/// Sorts, checks and writes `items`; `dir` names where they came from in
-/// errors.
-fn pack_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError> {
+/// Sorts, checks and writes `items` as a tar; `dir` names where they came
+/// from in errors.
+fn tar_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError> {
     items.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
 
     // Refuse trees that `unpack` would refuse, so a published package can
@@ -219,8 +229,7 @@ fn pack_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError
             }
         }
     }
-    let tar = builder.into_inner().map_err(io_pack(dir))?;
-    gzip(&tar).map_err(io_pack(dir))
+    builder.into_inner().map_err(io_pack(dir))
 }
 
 /// `tar` gzipped at [`LEVEL`] with mtime 0 and OS 255: the bytes
@@ -290,13 +299,25 @@ pub fn pack_to_file(dir: &Path, out: &Path) -> Result<Checksum, PackError> {
     Ok(Checksum::of_bytes(&bytes))
 }
 
-/// The checksum of `dir`'s deterministic archive; identifies a tree from a
-/// git or path source exactly as a registry tarball's checksum does.
+/// The checksum of `dir`'s canonical tar: what identifies a tree from a
+/// git or path source in the lock.
 pub fn tree_checksum(dir: &Path) -> Result<Checksum, PackError> {
-    Ok(Checksum::of_bytes(&pack_dir(dir)?))
+    Ok(Checksum::of_bytes(&tar_dir(dir)?))
 }
 
-/// [`tree_checksum`] of `dir` without its top-level entries named in `skip`.
-pub fn tree_checksum_skipping(dir: &Path, skip: &[&str]) -> Result<Checksum, PackError> {
-    Ok(Checksum::of_bytes(&pack_dir_skipping(dir, skip)?))
+/// Checks a canonical tar made on this machine against the checksum a
+/// lock gives its tree, and returns the bytes that checksum names: the
+/// tar itself, or, for a lock entry written before trees were locked by
+/// their tar, the tar gzipped at level 9 (what was hashed then; costs a
+/// compression only when the tar's own checksum does not match).
+/// `Err` carries the tar's own checksum.
+pub fn verify_tree(tar: Verified, expected: &Checksum) -> Result<Verified, Checksum> {
+    let own = *tar.checksum();
+    if own == *expected {
+        return Ok(tar);
+    }
+    match gzip(tar.bytes()) {
+        Ok(gz) => Verified::check(gz, expected).map_err(|_| own),
+        Err(_) => Err(own),
+    }
 }

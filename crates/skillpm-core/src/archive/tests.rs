@@ -1,4 +1,5 @@
 use super::*;
+use crate::checksum::Verified;
 use flate2::read::GzDecoder;
 use flate2::{Compression, GzBuilder};
 use std::collections::BTreeMap;
@@ -149,7 +150,14 @@ fn pack_is_deterministic_and_round_trips() {
     drop(f);
     let b = pack_dir(tree.path()).unwrap();
     assert_eq!(a, b, "same tree must give byte-identical archives");
-    assert_eq!(tree_checksum(tree.path()).unwrap(), Checksum::of_bytes(&a));
+    // The published form is the canonical tar, gzipped.
+    let mut tar = Vec::new();
+    GzDecoder::new(a.as_slice()).read_to_end(&mut tar).unwrap();
+    assert_eq!(tar, tar_dir(tree.path()).unwrap());
+    assert_eq!(
+        tree_checksum(tree.path()).unwrap(),
+        Checksum::of_bytes(&tar)
+    );
 
     // Archive layout: sorted, relative, dirs with `/`, fixed metadata.
     let mut ar = tar::Archive::new(GzDecoder::new(a.as_slice()));
@@ -238,17 +246,76 @@ fn compressor_tree() -> tempfile::TempDir {
     t
 }
 
-/// The lock checksum of every git and path skill is the sha256 of these
-/// bytes, so they may never change: not with a refactor of the packer,
-/// nor with an upgrade of the compressor underneath it. A change here
-/// breaks every existing lock with a git or path skill.
+/// The lock checksum of every git and path skill is the sha256 of its
+/// canonical tar, and locks written before that hold the sha256 of the
+/// tar gzipped at level 9 (still what `pack_dir` publishes): neither may
+/// ever change, not with a refactor of the packer nor with an upgrade of
+/// the compressor underneath it. A change here breaks existing locks.
 #[test]
 fn packed_bytes_never_change() {
     let tree = compressor_tree();
-    let packed = pack_dir(tree.path()).unwrap();
     assert_eq!(
-        Checksum::of_bytes(&packed).to_string(),
-        "sha256:52cb7ea4466c5f6b728e1cd68dee7198c3fa01ee97daf79fb9a8cf42f2f5b350"
+        tree_checksum(tree.path()).unwrap().to_string(),
+        "sha256:ce56a43f32be196c2f28a99362c0cf14dfd4cc5be78ddb336613a10f34768319"
+    );
+    let packed = pack_dir(tree.path()).unwrap();
+    let legacy = "sha256:52cb7ea4466c5f6b728e1cd68dee7198c3fa01ee97daf79fb9a8cf42f2f5b350";
+    assert_eq!(Checksum::of_bytes(&packed).to_string(), legacy);
+    let tar = tar_dir(tree.path()).unwrap();
+    let v = verify_tree(Verified::of(tar), &Checksum::parse(legacy).unwrap()).unwrap();
+    assert_eq!(v.bytes(), packed, "an old lock gets the bytes it hashed");
+}
+
+/// A tree's tar is checked against its own checksum first, the level-9
+/// form second; anything else is refused with the tar's own checksum.
+#[test]
+fn a_tree_verifies_in_either_form_and_nothing_else() {
+    let tree = sample_tree();
+    let tar = tar_dir(tree.path()).unwrap();
+    let own = Checksum::of_bytes(&tar);
+    let v = verify_tree(Verified::of(tar.clone()), &own).unwrap();
+    assert_eq!(v.bytes(), tar);
+    let other = Checksum::of_bytes(b"another tree");
+    assert_eq!(verify_tree(Verified::of(tar), &other).unwrap_err(), own);
+}
+
+/// The plain tar a tree is held in unpacks through the same checks as a
+/// `.tar.gz`, and its size cap is the tar's, not the compressed one.
+#[test]
+fn a_plain_tar_unpacks_with_the_same_checks() {
+    let tree = sample_tree();
+    let tar = tar_dir(tree.path()).unwrap();
+    assert_eq!(Format::of_package(&tar), Format::Tar);
+    let parent = tempfile::tempdir().unwrap();
+    let (dir, _) = unpack_to_new_dir_listed(&tar, parent.path(), &Limits::default()).unwrap();
+    assert_eq!(tar_dir(dir.path()).unwrap(), tar);
+
+    let mut b = Builder::new(Vec::new());
+    raw_entry(&mut b, b"../escape", EntryType::Regular, b"x");
+    let evil = b.into_inner().unwrap();
+    let err = unpack_to_new_dir_listed(&evil, parent.path(), &Limits::default()).unwrap_err();
+    assert!(matches!(err, UnpackError::EscapesPackage { .. }), "{err}");
+    assert!(!parent.path().join("escape").exists());
+
+    // Bigger than the compressed cap, within the tar's.
+    let small = Limits {
+        max_compressed: 1024,
+        ..Limits::default()
+    };
+    assert!(unpack_to_new_dir_listed(&tar, parent.path(), &small).is_ok());
+    // Refused before it is read when no tar within the limits is as big.
+    fs::write(tree.path().join("big.bin"), vec![7u8; 4 << 20]).unwrap();
+    let big = tar_dir(tree.path()).unwrap();
+    let tight = Limits {
+        max_unpacked: 1 << 20,
+        max_entries: 100,
+        ..small
+    };
+    assert!(big.len() as u64 > tight.max_tar_bytes());
+    let err = unpack_to_new_dir_listed(&big, parent.path(), &tight).unwrap_err();
+    assert!(
+        matches!(err, UnpackError::CompressedTooLarge { .. }),
+        "{err}"
     );
 }
 
@@ -819,11 +886,11 @@ fn zip_goes_through_the_same_checks() {
     ));
 }
 
-/// Re-packing a tarball through memory gives the bytes of unpacking it to
-/// disk and packing that tree: what git sources rely on for their lock
-/// checksums to stay what they were.
+/// The tar of a tree unpacked to memory is the tar of the same tree
+/// unpacked to disk: what git sources rely on for their lock checksums to
+/// be what a directory with those files would give.
 #[test]
-fn pack_entries_matches_pack_dir_of_the_unpacked_tree() {
+fn tar_entries_matches_tar_dir_of_the_unpacked_tree() {
     let sample = pack_dir(sample_tree().path()).unwrap();
     let long = format!("docs/{}/file.md", "y".repeat(120));
     let mut b = Builder::new(Vec::new());
@@ -854,9 +921,9 @@ fn pack_entries_matches_pack_dir_of_the_unpacked_tree() {
         let limits = Limits::default();
         let parent = tempfile::tempdir().unwrap();
         let dir = unpack_to_new_dir(&tarball, None, parent.path(), &limits).unwrap();
-        let from_disk = pack_dir(dir.path()).unwrap();
-        let from_memory = pack_entries(unpack_to_memory(&tarball, &limits).unwrap()).unwrap();
-        assert!(from_disk == from_memory, "the two packs differ");
+        let from_disk = tar_dir(dir.path()).unwrap();
+        let from_memory = tar_entries(unpack_to_memory(&tarball, &limits).unwrap()).unwrap();
+        assert!(from_disk == from_memory, "the two tars differ");
     }
 }
 
@@ -947,5 +1014,8 @@ fn memory_trees_are_judged_like_archives() {
             } => t.file(path.as_bytes(), data, *executable).unwrap(),
         }
     }
-    assert_eq!(pack_entries(t.finish()).unwrap(), on_disk);
+    assert_eq!(
+        tar_entries(t.finish()).unwrap(),
+        tar_dir(dir.path()).unwrap()
+    );
 }

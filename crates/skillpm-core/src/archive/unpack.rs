@@ -447,13 +447,13 @@ pub fn unpack_as(
     dest: &Path,
     limits: &Limits,
 ) -> Result<UnpackStats, UnpackError> {
-    check_input(bytes, expected, limits)?;
+    check_input(format, bytes, expected, limits)?;
     unpack_listed(format, bytes, dest, limits).map(|(stats, _)| stats)
 }
 
-/// The checks before any entry is read: the checksum, then the
-/// compressed-size cap.
+/// The checks before any entry is read: the checksum, then the size cap.
 fn check_input(
+    format: Format,
     bytes: &[u8],
     expected: Option<&Checksum>,
     limits: &Limits,
@@ -467,12 +467,9 @@ fn check_input(
             });
         }
     }
-    let size = bytes.len() as u64;
-    if size > limits.max_compressed {
-        return Err(UnpackError::CompressedTooLarge {
-            size,
-            limit: limits.max_compressed,
-        });
+    let (size, limit) = (bytes.len() as u64, limits.max_input(format));
+    if size > limit {
+        return Err(UnpackError::CompressedTooLarge { size, limit });
     }
     Ok(())
 }
@@ -489,6 +486,8 @@ fn unpack_listed(
     let mut unpacker = Unpacker::new(dest, limits);
     match format {
         Format::TarGz => tar_gz_into(bytes, &mut unpacker, limits)?,
+        // Already held whole and within `max_tar_bytes`.
+        Format::Tar => unpack_stream(&mut &bytes[..], &mut unpacker, limits)?,
         Format::Zip => super::zip::zip_into(bytes, &mut unpacker, limits)?,
     }
     Ok(unpacker.finish())
@@ -496,15 +495,9 @@ fn unpack_listed(
 
 /// Checks a `.tar.gz` exactly as [`unpack`](fn@unpack) does (compressed
 /// cap first, then every entry), but keeps the tree in memory: for a
-/// tarball that is only unpacked to be re-packed ([`super::pack_entries`]).
+/// tarball that is only unpacked to be re-packed ([`super::tar_entries`]).
 pub fn unpack_to_memory(bytes: &[u8], limits: &Limits) -> Result<Vec<MemEntry>, UnpackError> {
-    let size = bytes.len() as u64;
-    if size > limits.max_compressed {
-        return Err(UnpackError::CompressedTooLarge {
-            size,
-            limit: limits.max_compressed,
-        });
-    }
+    check_input(Format::TarGz, bytes, None, limits)?;
     let mut unpacker = Unpacker::new(Path::new(""), limits);
     unpacker.memory = Some(Vec::new());
     tar_gz_into(bytes, &mut unpacker, limits)?;
@@ -516,22 +509,10 @@ fn tar_gz_into(
     unpacker: &mut Unpacker<'_>,
     limits: &Limits,
 ) -> Result<(), UnpackError> {
-    // Budget for the whole decompressed tar stream: file contents plus
-    // generous room for headers, padding and long-name records.
-    let per_entry = 2048u64.saturating_add(limits.max_path_len as u64);
-    let stream_limit = limits
-        .max_unpacked
-        .saturating_add(
-            limits
-                .max_entries
-                .saturating_add(4)
-                .saturating_mul(per_entry),
-        )
-        .saturating_add(1024 * 1024);
     let mut reader = CappedReader {
         inner: GzDecoder::new(bytes),
         count: 0,
-        limit: stream_limit,
+        limit: limits.max_tar_bytes(),
         tripped: false,
     };
     let result = unpack_stream(&mut reader, unpacker, limits);
@@ -588,7 +569,8 @@ pub fn unpack_to_new_dir_as(
     Ok(dir)
 }
 
-/// [`unpack_to_new_dir`] (no checksum: the caller holds verified bytes),
+/// Unpacks a package as the installer holds it ([`Format::of_package`];
+/// no checksum: the caller holds verified bytes) into a fresh directory,
 /// also returning every path it created, `/`-separated and relative: a
 /// fresh directory holds exactly those, so a caller can `stat` them
 /// instead of walking the tree it just wrote.
@@ -598,8 +580,9 @@ pub fn unpack_to_new_dir_listed(
     limits: &Limits,
 ) -> Result<(tempfile::TempDir, Vec<String>), UnpackError> {
     let dir = new_dir_in(parent)?;
-    check_input(bytes, None, limits)?;
-    let (_, paths) = unpack_listed(Format::TarGz, bytes, dir.path(), limits)?;
+    let format = Format::of_package(bytes);
+    check_input(format, bytes, None, limits)?;
+    let (_, paths) = unpack_listed(format, bytes, dir.path(), limits)?;
     Ok((dir, paths))
 }
 
