@@ -41,8 +41,9 @@ impl Refresh {
     }
 }
 
-/// The new lock, and the tarballs produced while resolving git and path
-/// dependencies (so installing them needs no second export).
+/// The new lock, and the trees made while resolving git, path and
+/// well-known dependencies, by checksum (so installing them needs no
+/// second export).
 pub struct Resolved {
     pub lock: Lockfile,
     pub packed: HashMap<Checksum, Verified>,

@@ -152,6 +152,8 @@ fn one_blob_listed_many_times_is_refused_before_it_is_read() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("more than 52428800 bytes"), "{err}");
+    assert!(err.contains("refusing to install file://"), "{err}");
+    assert!(err.contains("/wide@"), "the skill is named: {err}");
     assert!(peak_kib < 100 * 1024, "peak RSS {peak_kib} KiB");
     assert!(
         start.elapsed() < Duration::from_secs(20),

@@ -277,13 +277,20 @@ fn pack_commit(
     subpath: Option<&str>,
     limits: &Limits,
 ) -> Result<Packed, SourceError> {
-    let tree = export::tree(shared, url, subpath, limits)?;
     let shown = format!(
         "{}@{}:{}",
         url.redacted(),
         &commit[..12.min(commit.len())],
         subpath.unwrap_or(".")
     );
+    // A tree over a cap is named, as a refused registry package is.
+    let tree = export::tree(shared, url, subpath, limits).map_err(|e| match e {
+        SourceError::Unpack(source) => SourceError::Refused {
+            package: shown.clone(),
+            source,
+        },
+        other => other,
+    })?;
     let (name, version) = super::verify::identify_entries(&tree, &shown)?;
     // `tree` kept within the unpacked-size and entry caps.
     Ok(Packed {

@@ -29,7 +29,7 @@ enum PackItemKind {
         source: PathBuf,
         executable: bool,
     },
-    /// A file already in memory ([`pack_entries`]).
+    /// A file already in memory ([`tar_entries`]).
     Data {
         data: Vec<u8>,
         executable: bool,
