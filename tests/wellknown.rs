@@ -647,8 +647,8 @@ fn the_registry_serves_a_well_known_index_skillpm_installs_from() {
     );
 
     // The registry serves canonical packs: the artifact gunzips to the
-    // tree's canonical tar, whose sha256 is the lock's checksum, so a cold
-    // install from the lock is one download per skill, read in memory.
+    // tree's canonical tar, whose sha256 is the lock's checksum; a cold
+    // install from the lock gets the same tree.
     let artifact = lock["alpha"]["artifact"].as_str().expect("artifact");
     let (_, _, tarball) = http_get(artifact, &[]);
     let mut tar = Vec::new();

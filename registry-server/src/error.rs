@@ -91,7 +91,7 @@ impl From<tokio::task::JoinError> for ApiError {
 
 fn unpack_status(e: &UnpackError) -> StatusCode {
     match e {
-        UnpackError::CompressedTooLarge { .. }
+        UnpackError::TooLarge { .. }
         | UnpackError::UnpackedTooLarge { .. }
         | UnpackError::TooManyEntries { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         UnpackError::Io { .. } | UnpackError::BadDestination { .. } => {

@@ -298,9 +298,9 @@ fn packet_lines(response: reqwest::blocking::Response) -> Lines {
 }
 
 /// The text of a data line, without its newline (empty for a
-/// delimiter). The server's `ERR`
-/// (an argument it does not know, a `deepen` without the `shallow`
-/// feature) is [`Failure::Unsupported`]: the caller may ask another way.
+/// delimiter). The server's `ERR` (an argument it does not know, a
+/// `deepen` without the `shallow` feature) is [`Failure::Unsupported`]:
+/// the caller may ask another way.
 fn data<E: std::fmt::Display>(
     line: std::io::Result<Result<PacketLineRef<'_>, E>>,
 ) -> Result<&[u8], Failure> {

@@ -186,7 +186,7 @@ pub enum UnpackError {
         actual: Checksum,
     },
     #[error("archive is {size} bytes, more than the limit of {limit} bytes")]
-    CompressedTooLarge { size: u64, limit: u64 },
+    TooLarge { size: u64, limit: u64 },
     #[error("archive unpacks to more than {limit} bytes (limit)")]
     UnpackedTooLarge { limit: u64 },
     #[error("archive has more than {limit} entries (limit)")]

@@ -469,7 +469,7 @@ fn check_input(
     }
     let (size, limit) = (bytes.len() as u64, limits.max_input(format));
     if size > limit {
-        return Err(UnpackError::CompressedTooLarge { size, limit });
+        return Err(UnpackError::TooLarge { size, limit });
     }
     Ok(())
 }
