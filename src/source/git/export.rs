@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// One entry of the listed tree.
 #[derive(Clone)]
@@ -45,6 +46,11 @@ enum Kind {
 /// a 100-skill repository would list and open everything again.
 pub(super) struct Shared {
     repo: gix::ThreadSafeRepository,
+    /// Handles on `repo` that are not in use. A handle carries a zlib
+    /// state and object buffers (~40 KB, zeroed on creation); one per
+    /// skill cost a 100-skill add ~1 000 page faults, one per thread
+    /// costs a few.
+    handles: Mutex<Vec<gix::Repository>>,
     commit: String,
     /// The commit's root tree.
     root: ObjectId,
@@ -81,10 +87,22 @@ impl Shared {
         let listing = list(&r, root, url, limits).ok();
         Ok(Shared {
             repo,
+            handles: Mutex::new(vec![r]),
             commit: commit.to_string(),
             root,
             listing,
         })
+    }
+
+    /// Runs `f` on a handle of the repository no other thread is using.
+    fn with_handle<T>(&self, f: impl FnOnce(&gix::Repository) -> T) -> T {
+        let pooled = self.handles.lock().ok().and_then(|mut h| h.pop());
+        let handle = pooled.unwrap_or_else(|| self.repo.to_thread_local());
+        let out = f(&handle);
+        if let Ok(mut h) = self.handles.lock() {
+            h.push(handle);
+        }
+        out
     }
 
     /// The entries below `sub` (paths made relative to it), if the shared
@@ -161,10 +179,19 @@ pub(super) fn tree(
     limits: &Limits,
 ) -> Result<Vec<MemEntry>, SourceError> {
     let sub = normalized(sub);
-    let repo = shared.repo.to_thread_local();
+    shared.with_handle(|repo| tree_with(shared, repo, url, sub, limits))
+}
+
+fn tree_with(
+    shared: &Shared,
+    repo: &gix::Repository,
+    url: &GitUrl,
+    sub: Option<&str>,
+    limits: &Limits,
+) -> Result<Vec<MemEntry>, SourceError> {
     let entries = match shared.subtree(sub, limits) {
         Some(entries) => entries,
-        None => shared.list_sub(&repo, url, sub, limits)?,
+        None => shared.list_sub(repo, url, sub, limits)?,
     };
     let total: u64 = entries
         .iter()
@@ -184,9 +211,11 @@ pub(super) fn tree(
             // Refused like a symlink in any archive.
             Kind::Blob if is_symlink(e.mode) => tree.forbidden(&e.path, EntryKind::Symlink)?,
             Kind::Blob => {
+                // Read in place: the object's buffer goes back to the
+                // handle for the next blob.
                 let body =
-                    blob(&repo, e).map_err(|err| objects::error("reading objects of", url, err))?;
-                tree.file(&e.path, &body, e.mode & 0o111 != 0)?;
+                    blob(repo, e).map_err(|err| objects::error("reading objects of", url, err))?;
+                tree.file(&e.path, &body.data, e.mode & 0o111 != 0)?;
             }
         }
     }
@@ -203,10 +232,9 @@ pub(super) fn skill_files(
     limits: &Limits,
     max_file: u64,
 ) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
-    let repo = shared.repo.to_thread_local();
     let Some(Listing { entries, .. }) = shared.listing.as_ref() else {
         // Listed again only to report why it failed.
-        shared.list_sub(&repo, url, None, limits)?;
+        shared.with_handle(|repo| shared.list_sub(repo, url, None, limits))?;
         return Err(objects::error("listing of", url, "the listing failed"));
     };
     let mut wanted: Vec<(String, &Entry)> = entries
@@ -225,14 +253,15 @@ pub(super) fn skill_files(
     wanted.dedup_by(|b, a| a.0 == b.0);
     // Decoding a thousand blobs is worth the second core.
     crate::parallel::chunked(&wanted, 64, |part| {
-        let repo = shared.repo.to_thread_local();
-        part.iter()
-            .map(|(dir, e)| {
-                let body =
-                    blob(&repo, e).map_err(|err| objects::error("reading objects of", url, err))?;
-                Ok((dir.clone(), body))
-            })
-            .collect()
+        shared.with_handle(|repo| {
+            part.iter()
+                .map(|(dir, e)| {
+                    let body = blob(repo, e)
+                        .map_err(|err| objects::error("reading objects of", url, err))?;
+                    Ok((dir.clone(), body.detach().data))
+                })
+                .collect()
+        })
     })
     .into_iter()
     .collect()
@@ -240,7 +269,7 @@ pub(super) fn skill_files(
 
 /// The body of the blob `e`, which must be the size the tree listed for
 /// it (sizes are summed against the caps before any body is read).
-fn blob(repo: &gix::Repository, e: &Entry) -> io::Result<Vec<u8>> {
+fn blob<'r>(repo: &'r gix::Repository, e: &Entry) -> io::Result<gix::Object<'r>> {
     let obj = repo
         .find_object(e.oid)
         .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err.to_string()))?;
@@ -253,7 +282,7 @@ fn blob(repo: &gix::Repository, e: &Entry) -> io::Result<Vec<u8>> {
             ),
         ));
     }
-    Ok(obj.detach().data)
+    Ok(obj)
 }
 
 fn is_symlink(mode: u32) -> bool {
@@ -353,4 +382,64 @@ fn children(
         .iter()
         .map(|e| (e.mode, e.filename.to_vec(), e.oid.to_owned()))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(["-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// Every skill of a commit is read through the handles of one pool:
+    /// skills read one after the other share one handle, and each still
+    /// gets exactly its own files.
+    #[test]
+    fn skills_of_a_commit_share_pooled_handles() {
+        let work = tempfile::tempdir().unwrap();
+        for n in ["a", "b", "c"] {
+            let dir = work.path().join("skills").join(n);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("SKILL.md"), format!("---\nname: {n}\n---\n")).unwrap();
+        }
+        git(work.path(), &["init", "-q"]);
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "-qm", "skills"]);
+        let head = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        let commit = String::from_utf8(head.stdout).unwrap().trim().to_string();
+        let url = GitUrl::parse(&format!("file://{}", work.path().display())).unwrap();
+        let limits = Limits::default();
+        let shared = Shared::new(&work.path().join(".git"), &url, &commit, &limits).unwrap();
+        for n in ["a", "b", "c"] {
+            let entries = tree(&shared, &url, Some(&format!("skills/{n}")), &limits).unwrap();
+            let files: Vec<(String, Vec<u8>)> = entries
+                .into_iter()
+                .filter_map(|e| match e {
+                    MemEntry::File { path, data, .. } => Some((path, data)),
+                    MemEntry::Dir(_) => None,
+                })
+                .collect();
+            let want = format!("---\nname: {n}\n---\n").into_bytes();
+            assert_eq!(files, [("SKILL.md".to_string(), want)]);
+        }
+        let found = skill_files(&shared, &url, &limits, 1 << 20).unwrap();
+        assert_eq!(found.len(), 3);
+        assert_eq!(shared.handles.lock().unwrap().len(), 1);
+    }
 }

@@ -261,7 +261,9 @@ impl<'a> Unpacker<'a> {
         }
         if let Some(memory) = &mut self.memory {
             // The same cap as on disk: at most one byte past the budget.
-            let mut data = Vec::new();
+            // Sized from the header up front (no regrowth by doubling);
+            // `size` is within the budget, checked above.
+            let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             contents
                 .take(remaining.saturating_add(1))
                 .read_to_end(&mut data)
