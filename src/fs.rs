@@ -56,12 +56,24 @@ pub fn write_atomic_all(files: &[(&Path, &str)]) -> Result<(), FsError> {
     };
     if let Some((first, rest)) = staged.split_first() {
         std::thread::scope(|s| {
-            let others: Vec<_> = rest.iter().map(|f| s.spawn(move || sync(f))).collect();
-            let mine = sync(first);
-            others
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .fold(mine, Result::and)
+            // A file whose thread cannot start is synced here instead.
+            let others: Vec<_> = rest
+                .iter()
+                .map(|f| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(s, move || sync(f))
+                        .map_err(|_| f)
+                })
+                .collect();
+            let mut result = sync(first);
+            for other in others {
+                let r = match other {
+                    Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                    Err(f) => sync(f),
+                };
+                result = result.and(r);
+            }
+            result
         })?;
     }
     let mut dirs: Vec<&Path> = Vec::new();

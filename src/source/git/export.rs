@@ -17,11 +17,18 @@ use super::SourceError;
 use crate::project::spec::GitUrl;
 use gix::ObjectId;
 use skillpm_core::archive::{EntryKind, Limits, MemEntry, MemoryTree, UnpackError};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+thread_local! {
+    /// The handle this thread last read a commit's objects through, with
+    /// the id of its [`Shared`].
+    static HANDLE: Cell<Option<(u64, gix::Repository)>> = const { Cell::new(None) };
+}
 
 /// One entry of the listed tree.
 #[derive(Clone)]
@@ -46,11 +53,10 @@ enum Kind {
 /// a 100-skill repository would list and open everything again.
 pub(super) struct Shared {
     repo: gix::ThreadSafeRepository,
-    /// Handles on `repo` that are not in use. A handle carries a zlib
-    /// state and object buffers (~40 KB, zeroed on creation); one per
-    /// skill cost a 100-skill add ~1 000 page faults, one per thread
-    /// costs a few.
-    handles: Mutex<Vec<gix::Repository>>,
+    /// Tells this commit's handles from another's in [`HANDLE`].
+    id: u64,
+    /// How many handles on `repo` were made (see [`Shared::with_handle`]).
+    handles_made: AtomicUsize,
     commit: String,
     /// The commit's root tree.
     root: ObjectId,
@@ -85,23 +91,34 @@ impl Shared {
             )
         })?;
         let listing = list(&r, root, url, limits).ok();
+        static IDS: AtomicU64 = AtomicU64::new(0);
         Ok(Shared {
             repo,
-            handles: Mutex::new(vec![r]),
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+            handles_made: AtomicUsize::new(0),
             commit: commit.to_string(),
             root,
             listing,
         })
     }
 
-    /// Runs `f` on a handle of the repository no other thread is using.
+    /// Runs `f` on this thread's handle on the repository, made when the
+    /// thread last served another commit (or none). A handle carries a
+    /// zlib state and object buffers, zeroed when made: one per skill cost
+    /// an add of 100 git skills ~1 000 page faults. Kept per thread, not
+    /// per commit, so a lock pinning a thousand commits holds as many
+    /// handles as there are threads, not a thousand.
     fn with_handle<T>(&self, f: impl FnOnce(&gix::Repository) -> T) -> T {
-        let pooled = self.handles.lock().ok().and_then(|mut h| h.pop());
-        let handle = pooled.unwrap_or_else(|| self.repo.to_thread_local());
+        let kept = HANDLE.take().filter(|(id, _)| *id == self.id);
+        let handle = match kept {
+            Some((_, handle)) => handle,
+            None => {
+                self.handles_made.fetch_add(1, Ordering::Relaxed);
+                self.repo.to_thread_local()
+            }
+        };
         let out = f(&handle);
-        if let Ok(mut h) = self.handles.lock() {
-            h.push(handle);
-        }
+        HANDLE.set(Some((self.id, handle)));
         out
     }
 
@@ -403,11 +420,10 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
-    /// Every skill of a commit is read through the handles of one pool:
-    /// skills read one after the other share one handle, and each still
-    /// gets exactly its own files.
+    /// The skills of a commit read on one thread share one handle, and
+    /// each still gets exactly its own files.
     #[test]
-    fn skills_of_a_commit_share_pooled_handles() {
+    fn skills_of_a_commit_share_a_handle_per_thread() {
         let work = tempfile::tempdir().unwrap();
         for n in ["a", "b", "c"] {
             let dir = work.path().join("skills").join(n);
@@ -440,6 +456,12 @@ mod tests {
         }
         let found = skill_files(&shared, &url, &limits, 1 << 20).unwrap();
         assert_eq!(found.len(), 3);
-        assert_eq!(shared.handles.lock().unwrap().len(), 1);
+        assert_eq!(shared.handles_made.load(Ordering::Relaxed), 1);
+        // Another commit's reads on this thread get their own handle.
+        let other = Shared::new(&work.path().join(".git"), &url, &commit, &limits).unwrap();
+        tree(&other, &url, Some("skills/a"), &limits).unwrap();
+        tree(&shared, &url, Some("skills/a"), &limits).unwrap();
+        assert_eq!(other.handles_made.load(Ordering::Relaxed), 1);
+        assert_eq!(shared.handles_made.load(Ordering::Relaxed), 2);
     }
 }
