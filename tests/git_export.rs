@@ -46,10 +46,24 @@ fn skill_md(name: &str) -> String {
     format!("---\nname: {name}\ndescription: The {name} skill\nversion: \"1.0.0\"\n---\nbody\n")
 }
 
+/// A project whose `git` is the system's.
+fn fixture() -> Fixture {
+    let f = Fixture::new();
+    f.link_bin("git");
+    f
+}
+
 fn new_repo(f: &Fixture, name: &str) -> PathBuf {
     let repo = f.root().join(name);
     std::fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q"]);
+    repo
+}
+
+/// A new repository holding the skill `name`'s `SKILL.md`, not committed.
+fn skill_repo(f: &Fixture, name: &str) -> PathBuf {
+    let repo = new_repo(f, name);
+    f.write(&repo, "SKILL.md", skill_md(name));
     repo
 }
 
@@ -59,8 +73,7 @@ fn file_url(repo: &Path) -> String {
 
 #[test]
 fn gitattributes_in_the_repository_change_nothing() {
-    let f = Fixture::new();
-    f.link_bin("git");
+    let f = fixture();
     let marker = f.root().join("filter-ran");
     // A filter driver the *user* has configured (as git-lfs is): a
     // repository naming it must not make skillpm run it.
@@ -113,10 +126,8 @@ fn gitattributes_in_the_repository_change_nothing() {
 
 #[test]
 fn one_blob_listed_many_times_is_refused_before_it_is_read() {
-    let f = Fixture::new();
-    f.link_bin("git");
-    let repo = new_repo(&f, "wide");
-    f.write(&repo, "SKILL.md", skill_md("wide"));
+    let f = fixture();
+    let repo = skill_repo(&f, "wide");
     git(&repo, &["add", "SKILL.md"]);
     // 4 MiB that do not compress, stored once, listed 250 times: 1 GB of
     // `git archive` output from a repository of a few MiB.
@@ -169,10 +180,8 @@ fn one_blob_listed_many_times_is_refused_before_it_is_read() {
 /// take, install and verify, from the cache and from the clone.
 #[test]
 fn a_tree_that_compresses_badly_is_bounded_by_its_unpacked_size() {
-    let f = Fixture::new();
-    f.link_bin("git");
-    let repo = new_repo(&f, "noisy");
-    f.write(&repo, "SKILL.md", skill_md("noisy"));
+    let f = fixture();
+    let repo = skill_repo(&f, "noisy");
     for i in 0..12 {
         f.write(&repo, &format!("assets/{i}.bin"), seeded::noise(i, 1 << 20));
     }
@@ -201,10 +210,8 @@ fn a_tree_that_compresses_badly_is_bounded_by_its_unpacked_size() {
 
 #[test]
 fn symlinks_and_executables_keep_their_meaning() {
-    let f = Fixture::new();
-    f.link_bin("git");
-    let repo = new_repo(&f, "modes");
-    f.write(&repo, "SKILL.md", skill_md("modes"));
+    let f = fixture();
+    let repo = skill_repo(&f, "modes");
     let script = f.write(&repo, "scripts/run.sh", "#!/bin/sh\necho hi\n");
     #[cfg(unix)]
     {
@@ -233,8 +240,7 @@ fn symlinks_and_executables_keep_their_meaning() {
     }
 
     // A committed symlink is refused, as in any package.
-    let repo = new_repo(&f, "linked");
-    f.write(&repo, "SKILL.md", skill_md("linked"));
+    let repo = skill_repo(&f, "linked");
     #[cfg(unix)]
     std::os::unix::fs::symlink("/etc/passwd", repo.join("passwd")).unwrap();
     git(&repo, &["add", "-A"]);
@@ -276,10 +282,8 @@ fn vm_hwm_kib(pid: u32) -> u64 {
 #[test]
 fn a_lock_from_before_trees_were_locked_by_their_tar_still_installs() {
     use skillpm_core::archive;
-    let f = Fixture::new();
-    f.link_bin("git");
-    let repo = new_repo(&f, "gitted");
-    f.write(&repo, "SKILL.md", skill_md("gitted"));
+    let f = fixture();
+    let repo = skill_repo(&f, "gitted");
     f.write(&repo, "scripts/run.sh", "echo hi\n");
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "one"]);

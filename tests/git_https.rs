@@ -312,7 +312,18 @@ fn an_interrupted_fetch_leaves_no_lock_behind() {
             .spawn()
             .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while held().is_empty() {
+        // Interrupted once a held file has been seen by two polls in a
+        // row: gitoxide registers a temporary file for removal just after
+        // creating it, and a signal in between (which a loop polling for
+        // the file can land in on a loaded machine) leaves the file, in
+        // any process.
+        let mut seen = Vec::new();
+        loop {
+            let now = held();
+            if now.iter().any(|p| seen.contains(p)) {
+                break;
+            }
+            seen = now;
             assert!(
                 std::time::Instant::now() < deadline,
                 "round {round}: the fetch never took its lock"

@@ -92,10 +92,13 @@ impl Shared {
         })?;
         let listing = list(&r, root, url, limits).ok();
         static IDS: AtomicU64 = AtomicU64::new(0);
+        let id = IDS.fetch_add(1, Ordering::Relaxed);
+        // The handle that listed the commit serves this thread's skills.
+        HANDLE.set(Some((id, r)));
         Ok(Shared {
             repo,
-            id: IDS.fetch_add(1, Ordering::Relaxed),
-            handles_made: AtomicUsize::new(0),
+            id,
+            handles_made: AtomicUsize::new(1),
             commit: commit.to_string(),
             root,
             listing,
