@@ -106,7 +106,7 @@ pub fn add(
         _ => false,
     };
     let refresh = Refresh::Only(names.iter().filter(|n| !unchanged(n)).cloned().collect());
-    run.sync_writing(&manifest, &refresh, reporter, |lock| {
+    let outcome = run.sync_writing(&manifest, &refresh, reporter, |lock| {
         // A bare `add NAME` records `^<resolved version>`, as `cargo add`
         // does, so a later `update` cannot jump a major version.
         for (name, (_, dep)) in names.iter().zip(&deps) {
@@ -122,7 +122,8 @@ pub fn add(
         }
         let new_text = editor.to_string();
         (new_text != text).then_some(new_text)
-    })
+    });
+    run.finish(outcome)
 }
 
 /// The skills an `add` error asks the user to choose from, one line

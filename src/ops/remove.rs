@@ -26,5 +26,6 @@ pub fn remove(
     }
     let new_text = editor.to_string();
     let manifest = Manifest::parse(&new_text, &project.manifest_path)?;
-    run.sync_writing(&manifest, &Refresh::Nothing, reporter, |_| Some(new_text))
+    let outcome = run.sync_writing(&manifest, &Refresh::Nothing, reporter, |_| Some(new_text));
+    run.finish(outcome)
 }

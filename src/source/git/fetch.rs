@@ -14,8 +14,8 @@
 //! URL, credential helpers, proxies set in git config, ssh, file) is left
 //! to the `git` command, which the caller falls back to.
 
-use super::v2;
 use super::SourceError;
+use super::{objects, v2};
 use crate::project::lockfile::is_full_commit;
 use crate::project::spec::{GitScheme, GitUrl};
 use crate::source::registry::client::{chain, one_line};
@@ -254,25 +254,12 @@ fn warm_local_time_zone() {
 }
 
 /// The bare clone, created on first use, opened without any configuration
-/// but its own and the transport allowlist.
+/// but its own and the transport allowlist ([`objects::opened`]).
 fn open(dir: &Path) -> Result<gix::Repository, Box<dyn std::error::Error + Send + Sync>> {
     if !dir.join("HEAD").is_file() {
         init_bare(dir)?;
     }
-    let options = gix::open::Options::isolated().cli_overrides([
-        "protocol.allow=never".to_string(),
-        "protocol.https.allow=always".to_string(),
-        // Version 2, though it takes three requests (capabilities,
-        // ls-refs, fetch) where version 1 takes two: gitoxide's version 1
-        // client announces every `deepen` feature the server offers, and
-        // `deepen-relative` among them turns `deepen 1` into "one more
-        // than the client has", which for an empty clone is everything.
-        "protocol.version=2".to_string(),
-        // No reflogs: the cache clone has no use for its refs' history.
-        "core.logAllRefUpdates=false".to_string(),
-        format!("gitoxide.objects.allocLimit={}", v2::MAX_OBJECT_BYTES),
-    ]);
-    Ok(gix::open_opts(dir, options)?)
+    Ok(objects::opened(dir)?.to_thread_local())
 }
 
 /// The least a bare repository needs, without the sample hooks, the
