@@ -13,11 +13,11 @@ pub(crate) fn chunked<T: Sync, R: Send>(
     min_parallel: usize,
     work: impl Fn(&[T]) -> Vec<R> + Sync,
 ) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    if threads <= 1 || items.len() < min_parallel.max(2) {
+    if items.len() < min_parallel.max(2) {
+        return work(items);
+    }
+    let threads = cores().min(8);
+    if threads <= 1 {
         return work(items);
     }
     let chunk = items.len().div_ceil(threads);
@@ -32,6 +32,14 @@ pub(crate) fn chunked<T: Sync, R: Send>(
             .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     })
+}
+
+/// The cores this process may use, asked once: the standard library
+/// reads the cgroup's CPU quota (three files) at every call, and a run
+/// asked up to five times.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 #[cfg(test)]
