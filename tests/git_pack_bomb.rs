@@ -7,6 +7,10 @@
 //! resident for the whole declared size (a few kilobytes on the wire
 //! buy gigabytes of memory). The server is a few lines here, behind the
 //! test-support TLS front (skillpm fetches git over https only).
+//!
+//! The same server, told to, lists more refs than a fetch takes, or marks
+//! more commits shallow than were asked for: both are refused by count,
+//! before memory grows with them.
 
 mod common;
 use common::{stderr, Fixture};
@@ -112,10 +116,30 @@ fn fetch_answer() -> Vec<u8> {
     out
 }
 
+/// What the server does wrong besides the bomb.
+#[derive(Clone, Copy, PartialEq)]
+enum Also {
+    Nothing,
+    /// `ls-refs` lists one branch more than a client takes (100 000).
+    TooManyRefs,
+    /// `fetch` marks two commits shallow for the one wanted.
+    TooManyShallow,
+}
+
+/// The `shallow-info` section of a fetch answer marking `COMMIT` and
+/// another commit shallow, then a delimiter before the pack section.
+fn too_many_shallow() -> Vec<u8> {
+    let mut out = pkt(b"shallow-info\n");
+    out.extend(pkt(format!("shallow {COMMIT}\n").as_bytes()));
+    out.extend(pkt(format!("shallow {}\n", "fe".repeat(20)).as_bytes()));
+    out.extend(b"0001");
+    out
+}
+
 /// Answers git's smart HTTP protocol v2 for any repository: capabilities,
 /// `ls-refs` (HEAD and main at [`COMMIT`]), and `fetch` with the bomb.
 /// Records each request line and the v2 command it carried.
-fn serve(listener: TcpListener, seen: Arc<Mutex<Vec<String>>>) {
+fn serve(listener: TcpListener, seen: Arc<Mutex<Vec<String>>>, also: Also) {
     for conn in listener.incoming() {
         let Ok(mut conn) = conn else { continue };
         let mut reader = BufReader::new(conn.try_clone().unwrap());
@@ -160,7 +184,16 @@ fn serve(listener: TcpListener, seen: Arc<Mutex<Vec<String>>>) {
         } else if command == Some("ls-refs") {
             let mut a = pkt(format!("{COMMIT} HEAD symref-target:refs/heads/main\n").as_bytes());
             a.extend(pkt(format!("{COMMIT} refs/heads/main\n").as_bytes()));
+            if also == Also::TooManyRefs {
+                for i in 0..100_000 {
+                    a.extend(pkt(format!("{COMMIT} refs/heads/b{i}\n").as_bytes()));
+                }
+            }
             a.extend(b"0000");
+            ("application/x-git-upload-pack-result", a)
+        } else if also == Also::TooManyShallow {
+            let mut a = too_many_shallow();
+            a.extend(fetch_answer());
             ("application/x-git-upload-pack-result", a)
         } else {
             ("application/x-git-upload-pack-result", fetch_answer())
@@ -181,11 +214,15 @@ struct BombServer {
 
 impl BombServer {
     fn start() -> BombServer {
+        Self::start_also(Also::Nothing)
+    }
+
+    fn start_also(also: Also) -> BombServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let upstream = format!("http://{}", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
-        std::thread::spawn(move || serve(listener, s));
+        std::thread::spawn(move || serve(listener, s, also));
         let front = TlsFront::start();
         front.forward_to(&upstream);
         BombServer { front, seen }
@@ -285,4 +322,37 @@ fn adding_from_a_server_whose_pack_declares_a_huge_object_fails_cleanly() {
     assert!(server.fetches() >= 1, "{:?}", server.seen.lock().unwrap());
     let manifest = std::fs::read_to_string(f.project.join("skills.toml")).unwrap();
     assert!(!manifest.contains("bomb"), "{manifest}");
+}
+
+/// A server listing more refs than any skills repository has, or marking
+/// more commits shallow than were asked for, is refused by count with a
+/// one-line error saying which, and the project is left as it was.
+#[test]
+fn a_server_listing_too_much_is_refused_by_count() {
+    for (also, says) in [
+        (Also::TooManyRefs, "listed more than 100000 refs"),
+        (
+            Also::TooManyShallow,
+            "marked more commits shallow than were asked for",
+        ),
+    ] {
+        let server = BombServer::start_also(also);
+        let f = server.fixture();
+        let url = server.url();
+        f.ok(&["init"]);
+        let manifest = std::fs::read_to_string(f.project.join("skills.toml")).unwrap();
+        let (out, peak) = skillpm_peak(&f, &["add", &format!("git+{url}")]);
+        assert_refused_cleanly(&out, peak, &url);
+        let err = stderr(&out);
+        assert!(err.contains(says), "{err}");
+        let fetched = server.fetches();
+        match also {
+            // Refused at the listing: no pack was asked for.
+            Also::TooManyRefs => assert_eq!(fetched, 0, "{:?}", server.seen.lock().unwrap()),
+            _ => assert!(fetched >= 1, "{:?}", server.seen.lock().unwrap()),
+        }
+        let after = std::fs::read_to_string(f.project.join("skills.toml")).unwrap();
+        assert_eq!(after, manifest);
+        assert!(!f.project.join("skills.lock").exists());
+    }
 }
