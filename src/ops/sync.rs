@@ -86,8 +86,8 @@ impl<'a> Run<'a> {
 
     /// Ends the run with its outcome. After a success nothing is left on
     /// the runtime, so its idle blocking threads end with the process
-    /// instead of being woken and joined one by one first (0.5-0.9 ms of a
-    /// 10-skill git install, 4% of it). After a failure the runtime is
+    /// instead of being woken and joined one by one first (about 0.9 ms, 4%,
+    /// of a 10-skill git add or restore). After a failure the runtime is
     /// dropped as usual: a blocking task may still be removing a staging
     /// directory.
     pub fn finish<T>(self, outcome: Result<T>) -> Result<T> {

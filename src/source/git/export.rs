@@ -423,6 +423,44 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
+    fn head_of(dir: &Path) -> String {
+        let out = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// A clone is opened once per run, so what a later fetch writes must
+    /// be seen through the handle opened before it: a moved ref, and a
+    /// commit that arrived in a new pack.
+    #[test]
+    fn a_shared_open_sees_what_is_written_after_it() {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("SKILL.md"), "one").unwrap();
+        git(work.path(), &["init", "-q"]);
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "-qm", "one"]);
+        let first = head_of(work.path());
+        let dir = work.path().join(".git");
+        let before = objects::opened(&dir).unwrap();
+        let at = |repo: &gix::ThreadSafeRepository, rev: &str| {
+            objects::commit_of(&repo.to_thread_local(), rev)
+        };
+        assert_eq!(at(&before, "refs/heads/main"), Some(first.clone()));
+
+        std::fs::write(work.path().join("SKILL.md"), "two").unwrap();
+        git(work.path(), &["commit", "-qam", "two"]);
+        git(work.path(), &["repack", "-q", "-d"]);
+        let second = head_of(work.path());
+        assert_ne!(first, second);
+        let after = objects::opened(&dir).unwrap();
+        assert_eq!(at(&after, "refs/heads/main"), Some(second.clone()));
+        assert_eq!(at(&before, "refs/heads/main"), Some(second.clone()));
+        assert!(objects::tree_of(&before.to_thread_local(), &second).is_some());
+    }
+
     /// The skills of a commit read on one thread share one handle, and
     /// each still gets exactly its own files.
     #[test]
@@ -436,12 +474,7 @@ mod tests {
         git(work.path(), &["init", "-q"]);
         git(work.path(), &["add", "-A"]);
         git(work.path(), &["commit", "-qm", "skills"]);
-        let head = Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(work.path())
-            .output()
-            .unwrap();
-        let commit = String::from_utf8(head.stdout).unwrap().trim().to_string();
+        let commit = head_of(work.path());
         let url = GitUrl::parse(&format!("file://{}", work.path().display())).unwrap();
         let limits = Limits::default();
         let shared = Shared::new(&work.path().join(".git"), &url, &commit, &limits).unwrap();

@@ -8,7 +8,7 @@
 use super::SourceError;
 use crate::project::spec::GitUrl;
 use gix::ObjectId;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -25,15 +25,14 @@ pub(super) fn open(dir: &Path, url: &GitUrl) -> Result<gix::ThreadSafeRepository
 /// each lookup, and an object the store does not find has it rescan the
 /// pack directory first.
 pub(super) fn opened(dir: &Path) -> Result<gix::ThreadSafeRepository, gix::Error> {
-    static OPENED: Mutex<Option<HashMap<PathBuf, gix::ThreadSafeRepository>>> = Mutex::new(None);
+    static OPENED: Mutex<BTreeMap<PathBuf, gix::ThreadSafeRepository>> =
+        Mutex::new(BTreeMap::new());
     let cached = || OPENED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(repo) = cached().get_or_insert_default().get(dir) {
+    if let Some(repo) = cached().get(dir) {
         return Ok(repo.clone());
     }
     let repo = gix::ThreadSafeRepository::open_opts(dir, options())?;
-    cached()
-        .get_or_insert_default()
-        .insert(dir.to_path_buf(), repo.clone());
+    cached().insert(dir.to_path_buf(), repo.clone());
     Ok(repo)
 }
 
