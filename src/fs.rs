@@ -45,7 +45,7 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), FsError> {
 pub fn write_atomic_all(files: &[(&Path, &str)]) -> Result<(), FsError> {
     let mut staged = Vec::with_capacity(files.len());
     for (path, contents) in files {
-        let tmp = stage(path, contents.as_bytes()).map_err(fs_err("write", path))?;
+        let tmp = stage(path, contents.as_bytes(), PENDING).map_err(fs_err("write", path))?;
         staged.push((*path, tmp));
     }
     // Synced side by side, so the journal commits the files together
@@ -96,20 +96,43 @@ pub fn write_atomic_all(files: &[(&Path, &str)]) -> Result<(), FsError> {
     Ok(())
 }
 
+/// The prefix of the files [`write_atomic_all`] stages beside a project's
+/// lock and manifest. A run killed (Ctrl-C included) between staging and
+/// renaming leaves them behind; the next run that holds the project lock
+/// removes them ([`sweep_pending`]).
+pub const PENDING: &str = ".skillpm-pending-";
+
+/// Removes the [`PENDING`] files in `dir`, which only a run that was
+/// killed before renaming them leaves. The caller holds the project lock,
+/// so no run of its own is writing them.
+pub fn sweep_pending(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let ours = e.file_name().to_string_lossy().starts_with(PENDING);
+        if ours && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Like [`write_atomic`] without the fsyncs: readers still never see a torn
 /// file, but a crash may lose the write. For caches, where a lost write
 /// only costs a refetch.
 pub fn replace_file(path: &Path, contents: &[u8]) -> io::Result<()> {
-    stage(path, contents)?
+    stage(path, contents, ".tmp")?
         .persist(path)
         .map(drop)
         .map_err(|e| e.error)
 }
 
-/// A temporary file beside `path` holding `contents`, with the
-/// permissions `path` has (or 0644 when it is new).
-fn stage(path: &Path, contents: &[u8]) -> io::Result<tempfile::NamedTempFile> {
-    let mut tmp = tempfile::NamedTempFile::new_in(parent(path))?;
+/// A temporary file named `prefix`... beside `path` holding `contents`,
+/// with the permissions `path` has (or 0644 when it is new).
+fn stage(path: &Path, contents: &[u8], prefix: &str) -> io::Result<tempfile::NamedTempFile> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempfile_in(parent(path))?;
     tmp.write_all(contents)?;
     let perms = match std::fs::metadata(path) {
         Ok(m) => Some(m.permissions()),
@@ -225,5 +248,31 @@ mod tests {
         assert_eq!(err.path, missing);
         assert_eq!(std::fs::read_to_string(&lock).unwrap(), "lock\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// What a killed write leaves (a staged file under [`PENDING`]) is
+    /// swept; nothing else is, not even a directory with that prefix.
+    #[test]
+    fn only_pending_files_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("skills.lock");
+        write_atomic(&lock, "lock\n").unwrap();
+        let left = stage(&lock, b"killed\n", PENDING).unwrap();
+        let (_, left) = left.keep().unwrap();
+        assert!(left
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(PENDING));
+        std::fs::create_dir(dir.path().join(format!("{PENDING}dir"))).unwrap();
+        std::fs::write(dir.path().join(".tmp-mine"), "user").unwrap();
+        sweep_pending(dir.path());
+        let mut kept: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        kept.sort();
+        assert_eq!(kept, [".skillpm-pending-dir", ".tmp-mine", "skills.lock"]);
+        assert_eq!(std::fs::read_to_string(&lock).unwrap(), "lock\n");
     }
 }

@@ -232,6 +232,28 @@ fn one_install_removes_orphans_of_an_interrupted_run_but_never_user_skills() {
     f.ok(&["verify"]);
 }
 
+/// A run killed between staging its lock and renaming it into place
+/// (Ctrl-C while the journal commits) leaves a pending file beside
+/// `skills.toml`; the next run removes it, and nothing else.
+#[test]
+fn a_killed_runs_pending_lock_is_swept_by_the_next_run() {
+    let f = project();
+    f.ok(&["add", "./vendor/alpha"]);
+    f.write(&f.project, ".skillpm-pending-Ab12Cd", "[[skill]]\nkilled");
+    f.write(&f.project, ".tmp-users-own", "kept");
+    f.ok(&["add", "./vendor/beta"]);
+    let mut dotted: Vec<String> = std::fs::read_dir(&f.project)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".skillpm") || n.starts_with(".tmp"))
+        .collect();
+    dotted.sort();
+    assert_eq!(dotted, [".tmp-users-own"]);
+    assert!(read(&f.project.join("skills.lock")).contains("beta"));
+    f.ok(&["verify"]);
+}
+
 #[test]
 fn hostile_local_files_cost_an_error_not_memory_or_a_hang() {
     // A lock or manifest that is /dev/zero, and a symlink to /dev/zero

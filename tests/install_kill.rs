@@ -341,6 +341,16 @@ fn sigkill_during_install_and_update_leaves_old_or_new_and_repairs() {
             .filter(|n| n.starts_with('.'))
             .collect();
         assert!(leftovers.is_empty(), "{what}: left behind: {leftovers:?}");
+        let pending: Vec<_> = std::fs::read_dir(&w.f.project)
+            .expect("read project")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".skillpm-pending-"))
+            .collect();
+        assert!(
+            pending.is_empty(),
+            "{what}: left in the project: {pending:?}"
+        );
         w.use_cache(None);
         let _ = std::fs::remove_dir_all(cache_dir(run));
     }

@@ -152,10 +152,11 @@ impl<'a> Run<'a> {
         let plans: Vec<Plan> =
             install::plan_all(&project.targets(manifest)?, &new.skills, &self.cache, mode);
         // Before anything is staged: leftovers of an interrupted run sit
-        // where this run's staging directories will.
+        // where this run's staging directories and files will.
         for p in &plans {
             install::sweep_leftovers(&p.root);
         }
+        crate::fs::sweep_pending(&project.dir);
         // Only the first root holds trees; the others link to it.
         let needed: Vec<&LockedSkill> = plans
             .first()
