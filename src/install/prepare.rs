@@ -9,7 +9,7 @@ use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::report::{Event, Reporter};
 use crate::source::{check_identity, verify, SourceError, Sources, Verified};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use skillpm_core::archive::{self, Limits, UnpackError};
+use skillpm_core::archive::{self, Format, Limits, UnpackError};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::PackageVersion;
@@ -75,7 +75,7 @@ pub async fn prepare(
                 .filter(|v| *v.checksum() == s.checksum);
             let local = match made {
                 Some(v) => Local::Packed(v.clone()),
-                None if cache.has_tarball(&s.checksum) => Local::Cached,
+                None if cache.has_tarball(&s.checksum, stored_form(s)) => Local::Cached,
                 None => Local::Absent,
             };
             (s, local)
@@ -120,7 +120,7 @@ pub async fn prepare(
                     Local::Packed(v) => Some((v, false)),
                     Local::Cached => blocking(move || {
                         store
-                            .read_tarball(&locked.checksum)
+                            .read_tarball(&locked.checksum, stored_form(&locked))
                             .and_then(|b| verify(&locked, b).ok())
                     })
                     .await
@@ -171,6 +171,16 @@ pub async fn prepare(
         prepared.to_cache.extend(uncached);
     }
     Ok(prepared)
+}
+
+/// The form a package of `s`'s source is most likely stored in: a
+/// registry's as downloaded, a tree made here as its canonical tar (one
+/// locked before trees were locked by their tar is stored gzipped).
+fn stored_form(s: &LockedSkill) -> Format {
+    match s.source {
+        LockedSource::Registry { .. } => Format::TarGz,
+        _ => Format::Tar,
+    }
 }
 
 /// Runs CPU- and disk-bound work (hashing, gunzip, file creation) on the
