@@ -199,7 +199,7 @@ pub enum SourceError {
     PathChanged { name: String, path: String },
     #[error("{0} needs network access, but --frozen forbids it")]
     Offline(String),
-    #[error("checksum mismatch for {package}: the lock says {expected}, the download is {actual}; refusing to install")]
+    #[error("checksum mismatch for {package}: the lock says {expected}, what was fetched is {actual}; refusing to install")]
     ChecksumMismatch {
         package: String,
         expected: Checksum,
