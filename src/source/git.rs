@@ -571,6 +571,7 @@ impl GitSource {
         if self.offline {
             return Err(SourceError::Offline(format!("listing {}", url.redacted())));
         }
+        fetch::warm(url);
         let commit = self.commit_of(url, reference).await?;
         let shared = self.shared(url, &commit).await?;
         let u = url.clone();
@@ -620,6 +621,7 @@ impl Source for GitSource {
             sub.as_deref().unwrap_or(".")
         );
         let cell = memo(&self.resolved, key);
+        fetch::warm(url);
         cell.get_or_try_init(|| async {
             let commit = self.commit_of(url, reference.as_ref()).await?;
             let p = self.pack(url, &commit, sub.as_deref()).await?;
@@ -646,6 +648,9 @@ impl Source for GitSource {
             unreachable!("GitSource is only handed git packages")
         };
         let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
+        if !self.offline {
+            fetch::warm(url);
+        }
         let held = cell
             .get_or_try_init(|| {
                 let (u, c, offline) = (url.clone(), commit.clone(), self.offline);

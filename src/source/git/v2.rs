@@ -17,7 +17,7 @@ use gix::protocol::transport::packetline::blocking_io::StreamingPeekableIter;
 use gix::protocol::transport::packetline::PacketLineRef;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
@@ -160,12 +160,14 @@ pub(super) struct Fetched {
 }
 
 /// Fetches `wants` without the history behind them (`deepen 1`) and
-/// writes the pack and its index into `pack_dir`.
+/// writes the pack and its index into the directory `pack_dir` returns.
+/// That is asked for only once the server has answered, so the caller
+/// may still be making the directory while the server works.
 pub(super) fn fetch(
     client: &reqwest::blocking::Client,
     url: &str,
     wants: &[ObjectId],
-    pack_dir: &Path,
+    pack_dir: impl FnOnce() -> Result<PathBuf, Failure>,
 ) -> Result<Fetched, Failure> {
     unless_refused(url, || fetch_pack(client, url, wants, pack_dir))
 }
@@ -174,7 +176,7 @@ fn fetch_pack(
     client: &reqwest::blocking::Client,
     url: &str,
     wants: &[ObjectId],
-    pack_dir: &Path,
+    pack_dir: impl FnOnce() -> Result<PathBuf, Failure>,
 ) -> Result<Fetched, Failure> {
     let response = post(client, url, fetch_command(wants))?;
     let mut lines = packet_lines(response);
@@ -201,6 +203,7 @@ fn fetch_pack(
             shallow.push(ObjectId::from_hex(oid).map_err(|_| unexpected(text))?);
         }
     }
+    let pack_dir = pack_dir()?;
     let mut refused = Vec::new();
     let mut pack = lines.as_read_with_sidebands(|is_error, text: &[u8]| {
         if is_error {
@@ -211,7 +214,7 @@ fn fetch_pack(
     });
     let written = gix::odb::pack::Bundle::write_to_directory(
         &mut pack,
-        Some(pack_dir),
+        Some(&pack_dir),
         &mut gix::progress::Discard,
         &AtomicBool::new(false),
         None::<gix::objs::find::Never>,
