@@ -71,6 +71,8 @@ fn refused_by_server(evil: &[u8]) {
         let left = common::tree::entries(&data.join(dir)).expect("data dir");
         assert!(left.is_empty(), "server kept {dir}/{left:?}");
     }
+    // reqwest is built without a crypto provider of its own.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let index = rt
         .block_on(reqwest::get(format!("{}/index/evil", reg.url)))
         .expect("GET index");

@@ -60,7 +60,10 @@ pub fn blocking(
 /// Makes `ring` the process's rustls provider before the first client is
 /// built. reqwest's default, aws-lc-rs, seeds its generator on every
 /// thread with CPU-jitter entropy: that was half the CPU time of a cold
-/// 10-package install. `ring` reads the kernel's generator instead.
+/// 10-package install. `ring` reads the kernel's generator instead, and
+/// reqwest is built without a provider of its own (`rustls-no-provider`),
+/// so aws-lc is not linked at all: its start-up CPU probe ran in every
+/// command, and its C build was the longest step of a clean build.
 fn use_ring() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

@@ -38,6 +38,9 @@ impl TlsFront {
         let tls = crate::tls::acceptor(&dir.path().join("ca.pem"), &[b"h2", b"http/1.1"]);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("local addr");
+        // skillpm builds reqwest without a crypto provider of its own
+        // (`rustls-no-provider`); a client needs the process's.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let shared = Arc::new(Shared {
             upstream: Mutex::new(None),
             connections: AtomicUsize::new(0),
