@@ -63,7 +63,7 @@ pub fn blocking(
 /// 10-package install. `ring` reads the kernel's generator instead, and
 /// reqwest is built without a provider of its own (`rustls-no-provider`),
 /// so aws-lc is not linked at all: its start-up CPU probe ran in every
-/// command, and its C build was the longest step of a clean build.
+/// command (`--version` 1.81 -> 1.61 ms).
 fn use_ring() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
