@@ -571,7 +571,7 @@ impl GitSource {
         if self.offline {
             return Err(SourceError::Offline(format!("listing {}", url.redacted())));
         }
-        fetch::warm(url);
+        fetch::warm(url, || clone_dir(&self.cache, url));
         let commit = self.commit_of(url, reference).await?;
         let shared = self.shared(url, &commit).await?;
         let u = url.clone();
@@ -621,7 +621,7 @@ impl Source for GitSource {
             sub.as_deref().unwrap_or(".")
         );
         let cell = memo(&self.resolved, key);
-        fetch::warm(url);
+        fetch::warm(url, || clone_dir(&self.cache, url));
         cell.get_or_try_init(|| async {
             let commit = self.commit_of(url, reference.as_ref()).await?;
             let p = self.pack(url, &commit, sub.as_deref()).await?;
@@ -649,7 +649,7 @@ impl Source for GitSource {
         };
         let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
         if !self.offline {
-            fetch::warm(url);
+            fetch::warm(url, || clone_dir(&self.cache, url));
         }
         let held = cell
             .get_or_try_init(|| {

@@ -63,22 +63,25 @@ fn remove_locks_on_signal() {
     ONCE.call_once(|| gix::tempfile::signal::setup(Default::default()));
 }
 
-/// Starts what every fetch in this process needs before its first request
-/// on another thread: the signal handlers and the client (its TLS roots
-/// and its runtime thread, about 0.3 ms). Called when a run first asks
-/// about a URL fetched here, so the set-up runs beside the cache lookups
-/// rather than in front of the request; each step is done once, and a
-/// fetch that gets there first waits for it rather than doing it twice.
-pub(super) fn warm(url: &GitUrl) {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    if handles(url) {
-        ONCE.call_once(|| {
+/// Starts what a fetch of [`v2`] needs before its first request on
+/// another thread: the signal handlers and the client (its TLS roots and
+/// its runtime thread, about 0.3 ms). Decided once, when a run first asks
+/// a git source about a URL, so the set-up runs beside the cache lookups
+/// rather than in front of the request; a fetch that gets there first
+/// waits for it rather than doing it twice. Only for an https URL whose
+/// `clone` does not exist yet: that client fetches a new clone and a
+/// lone locked commit, while an existing clone answers from disk or
+/// through gitoxide's own client, which would leave this one unused.
+pub(super) fn warm(url: &GitUrl, clone: impl FnOnce() -> std::path::PathBuf) {
+    static DECIDED: std::sync::Once = std::sync::Once::new();
+    DECIDED.call_once(|| {
+        if handles(url) && !clone().join("HEAD").is_file() {
             let _ = std::thread::Builder::new().spawn(|| {
                 remove_locks_on_signal();
                 let _ = client();
             });
-        });
-    }
+        }
+    });
 }
 
 /// Fetches [`REFSPECS`] of `url` into the bare repository at `repo`
