@@ -1,6 +1,7 @@
 //! `git+https://` sources against a real HTTPS git server (`git
 //! http-backend` behind TLS, see skillpm_test_support::git_https): the
-//! fetch runs in skillpm (gitoxide), not through `git`, the lock it writes
+//! fetch runs in skillpm (its protocol v2 client, the clone read by
+//! gitoxide), not through `git`, the lock it writes
 //! restores the same trees, refs resolve, and failures are one clean line.
 //! `git` on the fixture PATH logs every call, so a fallback to it shows.
 
@@ -86,7 +87,7 @@ fn add_all_over_https_fetches_in_process() {
 
     assert_in_process(&log);
     // Two protocol v2 commands (`ls-refs`, `fetch`), with no capability
-    // advertisement before them: gitoxide's client took three requests.
+    // advertisement before them: git's and gitoxide's clients take three.
     let paths: Vec<String> = server.requests().iter().map(|s| s.path.clone()).collect();
     assert_eq!(
         paths,
@@ -274,11 +275,11 @@ fn git_fetches_take_no_history_they_do_not_read() {
 }
 
 /// Ctrl-C while a fetch of tips is under way leaves nothing behind that
-/// breaks the next fetch: neither the first fetch of a clone (skillpm's
-/// own, whose pack comes in through a temporary file) nor a later one
-/// (gitoxide's, which holds `shallow.lock` in the clone from before it
-/// asks for the pack until the pack is in; a lock left by a killed
-/// process failed every later in-process fetch of that URL at once).
+/// breaks the next fetch, whether it is the first fetch of a clone or a
+/// later one into it: the pack comes in through a temporary file, which
+/// must go with the process (a `shallow.lock` left by a killed gitoxide
+/// fetch, before skillpm fetched on its own, failed every later fetch of
+/// that URL at once; none may be there either).
 #[test]
 fn an_interrupted_fetch_leaves_no_lock_behind() {
     let server = GitHttps::start();
@@ -288,7 +289,7 @@ fn an_interrupted_fetch_leaves_no_lock_behind() {
     let url = format!("git+{}", server.url("multi"));
     let git = f.cache.join("skillpm/git-v1");
     // What a fetch holds while the pack comes in: the pack's temporary
-    // file, and gitoxide's `shallow.lock`.
+    // file (and no `shallow.lock`).
     let held = || -> Vec<PathBuf> {
         let mut found = Vec::new();
         for clone in std::fs::read_dir(&git).into_iter().flatten().flatten() {
@@ -347,9 +348,11 @@ fn an_interrupted_fetch_leaves_no_lock_behind() {
     }
 }
 
-/// The server saw one v2 command, refused, then gitoxide's negotiation:
-/// the advertisement and the fetch. No second v2 command was tried.
-fn assert_v2_refused_then_negotiated(server: &GitHttps) {
+/// The server saw one v2 command, refused, then `git`'s fetch: the
+/// advertisement and the negotiation, one `git fetch` in the log. No
+/// second v2 command was tried.
+fn assert_v2_refused_then_git(server: &GitHttps, log: &Path) {
+    assert_eq!(git_calls(log, "fetch"), 1);
     let paths: Vec<String> = server.requests().iter().map(|s| s.path.clone()).collect();
     assert_eq!(
         paths,
@@ -363,23 +366,21 @@ fn assert_v2_refused_then_negotiated(server: &GitHttps) {
 
 /// A server that never hears the client asked for protocol v2 (git
 /// before 2.18, a proxy that drops `Git-Protocol`) answers the one-request
-/// fetch of a locked commit with an error; the restore falls back to the
-/// whole fetch and installs the same trees.
+/// fetch of a locked commit with an error; the restore falls back to
+/// `git` and installs the same trees.
 #[test]
 fn locked_install_falls_back_when_the_server_only_speaks_v0() {
     let server = GitHttps::start();
     let (f, log, repo, cold) = added_then_cold(&server);
     server.speak_only_v0();
     f.ok(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
-    assert_in_process(&log);
-    assert_v2_refused_then_negotiated(&server);
+    assert_v2_refused_then_git(&server, &log);
     assert_installed_trees(&cold, &repo);
     assert_eq!(lock_skills(&cold), lock_skills(&f.project));
 }
 
 /// The same server, seen by a first `add`: its `ls-refs` is refused, and
-/// gitoxide's negotiation (the advertisement, then the fetch) installs
-/// the same trees.
+/// `git` (the advertisement, then the fetch) installs the same trees.
 #[test]
 fn add_falls_back_when_the_server_only_speaks_v0() {
     let server = GitHttps::start();
@@ -388,10 +389,109 @@ fn add_falls_back_when_the_server_only_speaks_v0() {
     server.speak_only_v0();
     f.ok(&["init"]);
     f.ok(&["add", "--all", &format!("git+{}", server.url("multi"))]);
-    assert_in_process(&log);
-    assert_v2_refused_then_negotiated(&server);
+    assert_v2_refused_then_git(&server, &log);
     assert_installed_trees(&f.project, &repo);
     assert_lock_checksums(&lock_skills(&f.project), &repo);
+}
+
+/// The clone of `url` in `f`'s cache (not the commits fetched alone).
+fn cache_clone(f: &Fixture) -> PathBuf {
+    let git = f.cache.join("skillpm/git-v1");
+    let mut clones: Vec<PathBuf> = std::fs::read_dir(&git)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().ends_with(".commits"))
+        .collect();
+    assert_eq!(clones.len(), 1, "{clones:?}");
+    clones.remove(0)
+}
+
+/// A fetch into a clone the cache already holds is skillpm's own too:
+/// `update` after an upstream commit asks for the refs, then for the new
+/// tip alone (two requests, no `git`), and records it as shallow; with
+/// nothing new it asks for the refs and nothing more; a branch deleted
+/// upstream leaves the clone, as with `git fetch --prune`.
+#[test]
+fn later_fetches_ask_only_for_what_the_clone_lacks() {
+    let server = GitHttps::start();
+    let (f, log) = trusting(&server);
+    let repo = multi_repo(&f, &server);
+    common::git(&repo, &["branch", "topic"]);
+    let url = format!("git+{}", server.url("multi"));
+    f.ok(&["init"]);
+    f.ok(&["add", "--all", &url]);
+    let clone = cache_clone(&f);
+    let refs = || {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&clone)
+            .arg("show-ref")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(refs().contains("refs/heads/topic"), "{}", refs());
+
+    f.write(&repo, "skills/alpha/notes.md", "later\n");
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-qm", "more"]);
+    common::git(&repo, &["branch", "-D", "topic"]);
+    let head = rev_parse(&repo, "HEAD");
+    server.clear();
+    f.ok(&["update"]);
+    let posts = || server.counts().get("/multi.git/git-upload-pack").copied();
+    assert_eq!(posts(), Some(2), "{:?}", server.requests());
+    assert_installed_trees(&f.project, &repo);
+    assert!(!refs().contains("refs/heads/topic"), "{}", refs());
+    assert!(
+        refs().contains(&format!("{head} refs/heads/main")),
+        "{}",
+        refs()
+    );
+    let shallow = std::fs::read_to_string(clone.join("shallow")).unwrap();
+    assert!(shallow.contains(&head), "{shallow}");
+
+    server.clear();
+    f.ok(&["update"]);
+    assert_eq!(posts(), Some(1), "{:?}", server.requests());
+    assert_in_process(&log);
+}
+
+/// A repository renamed on its host answers with a redirect: the first
+/// request follows it, in process, the fetch goes straight to the new
+/// name, and the lock keeps the URL the user gave; a cold restore from
+/// that lock follows it the same way.
+#[test]
+fn a_renamed_repository_is_followed_in_process() {
+    let server = GitHttps::start();
+    let (f, log) = trusting(&server);
+    let repo = multi_repo(&f, &server);
+    server.move_repository("old", "multi");
+    let url = format!("git+{}", server.url("old"));
+    f.ok(&["init"]);
+    f.ok(&["add", "--all", &url]);
+    assert_in_process(&log);
+    let seen = || -> Vec<(String, u16)> {
+        let requests = server.requests();
+        requests.into_iter().map(|s| (s.path, s.status)).collect()
+    };
+    let (old, new) = ("/old.git/git-upload-pack", "/multi.git/git-upload-pack");
+    assert_eq!(
+        seen(),
+        [(old.into(), 301), (new.into(), 200), (new.into(), 200)]
+    );
+    assert_installed_trees(&f.project, &repo);
+    let lock = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
+    assert!(lock.contains(&format!("{url}#")), "{lock}");
+
+    let cold = f.root().join("cold");
+    copy_project(&f.project, &cold);
+    std::fs::remove_dir_all(f.cache.join("skillpm")).unwrap();
+    server.clear();
+    f.ok(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
+    assert_in_process(&log);
+    assert_eq!(seen(), [(old.into(), 301), (new.into(), 200)]);
+    assert_installed_trees(&cold, &repo);
 }
 
 /// `@REF` picks a tag or a branch; without it the default branch wins.

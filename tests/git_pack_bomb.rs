@@ -124,6 +124,9 @@ enum Also {
     TooManyRefs,
     /// `fetch` marks two commits shallow for the one wanted.
     TooManyShallow,
+    /// `fetch` with `deepen` is refused with an `ERR` line, as by a
+    /// server without the `shallow` feature.
+    RefusesDeepen,
 }
 
 /// The `shallow-info` section of a fetch answer marking `COMMIT` and
@@ -165,9 +168,14 @@ fn serve(listener: TcpListener, seen: Arc<Mutex<Vec<String>>>, also: Also) {
         let command = ["ls-refs", "fetch"]
             .into_iter()
             .find(|c| body.contains(&format!("command={c}")));
+        let deepen = if body.contains("deepen") {
+            " deepen"
+        } else {
+            ""
+        };
         seen.lock()
             .unwrap()
-            .push(format!("{} {}", line.trim(), command.unwrap_or("")));
+            .push(format!("{}{deepen} {}", line.trim(), command.unwrap_or("")));
         let (kind, answer) = if line.starts_with("GET ") && line.contains("/info/refs") {
             let mut a = pkt(b"# service=git-upload-pack\n");
             a.extend(b"0000");
@@ -189,6 +197,10 @@ fn serve(listener: TcpListener, seen: Arc<Mutex<Vec<String>>>, also: Also) {
                     a.extend(pkt(format!("{COMMIT} refs/heads/b{i}\n").as_bytes()));
                 }
             }
+            a.extend(b"0000");
+            ("application/x-git-upload-pack-result", a)
+        } else if also == Also::RefusesDeepen && !deepen.is_empty() {
+            let mut a = pkt(b"ERR unexpected line: 'deepen 1'");
             a.extend(b"0000");
             ("application/x-git-upload-pack-result", a)
         } else if also == Also::TooManyShallow {
@@ -238,6 +250,13 @@ impl BombServer {
         seen.iter().filter(|l| l.ends_with(" fetch")).count()
     }
 
+    /// The `fetch` commands that asked for `deepen`, of those counted by
+    /// [`Self::fetches`].
+    fn deepened(&self) -> usize {
+        let seen = self.seen.lock().unwrap();
+        seen.iter().filter(|l| l.ends_with(" deepen fetch")).count()
+    }
+
     fn fixture(&self) -> Fixture {
         let mut f = Fixture::new();
         let ca = self.front.ca_file().display().to_string();
@@ -284,6 +303,14 @@ fn assert_refused_cleanly(out: &std::process::Output, peak_kib: u64, url: &str) 
         peak_kib < 256 * 1024,
         "peak {peak_kib} KiB for a pack declaring {DECLARED} bytes: {err}"
     );
+}
+
+/// `add` of the server's repository, refused cleanly.
+fn add_is_refused(server: &BombServer, f: &Fixture) -> std::process::Output {
+    let url = server.url();
+    let (out, peak) = skillpm_peak(f, &["add", &format!("git+{url}")]);
+    assert_refused_cleanly(&out, peak, &url);
+    out
 }
 
 #[test]
@@ -355,4 +382,41 @@ fn a_server_listing_too_much_is_refused_by_count() {
         assert_eq!(after, manifest);
         assert!(!f.project.join("skills.lock").exists());
     }
+}
+
+/// A server that refuses `deepen` (no `shallow` feature) is asked again
+/// for the whole history, in process: the second request is the one
+/// that meets the bomb, and it is refused as cleanly.
+#[test]
+fn a_server_refusing_deepen_is_asked_for_everything() {
+    let server = BombServer::start_also(Also::RefusesDeepen);
+    let f = server.fixture();
+    f.ok(&["init"]);
+    add_is_refused(&server, &f);
+    let seen = server.seen.lock().unwrap().clone();
+    assert_eq!((server.fetches(), server.deepened()), (2, 1), "{seen:?}");
+    assert!(seen[seen.len() - 1].ends_with(" fetch"), "{seen:?}");
+    assert!(!seen[seen.len() - 1].ends_with(" deepen fetch"), "{seen:?}");
+}
+
+/// A fetch into a clone the cache already holds meets the same caps as
+/// the first: a first `add` that fails leaves the clone created, and the
+/// second, which fetches into it, is refused by count at the listing
+/// again, before any pack is asked for.
+#[test]
+fn a_fetch_into_an_existing_clone_is_held_to_the_same_caps() {
+    let server = BombServer::start_also(Also::TooManyRefs);
+    let f = server.fixture();
+    f.ok(&["init"]);
+    for round in 0..2 {
+        let out = add_is_refused(&server, &f);
+        assert!(
+            stderr(&out).contains("listed more than 100000 refs"),
+            "{round}"
+        );
+        let clones = std::fs::read_dir(f.cache.join("skillpm/git-v1")).unwrap();
+        let heads = clones.filter(|c| c.as_ref().unwrap().path().join("HEAD").is_file());
+        assert_eq!(heads.count(), 1, "round {round}: the clone was made");
+    }
+    assert_eq!(server.fetches(), 0, "{:?}", server.seen.lock().unwrap());
 }

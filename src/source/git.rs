@@ -80,22 +80,15 @@ fn clone_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
 
 /// Makes sure the bare clone of `url` exists and is up to date, with as
 /// much `history` as asked: in this process when [`fetch::handles`] the
-/// URL, else (or when that fails, so git's credential helpers and proxy
-/// settings still get their chance) through `git`, which fetches all of
-/// it. A server without the `shallow` feature is asked for all of it in
-/// process before `git` runs; any other failure is not retried here (a
+/// URL, else (or when that fails, so git's credential helpers, proxy
+/// settings and older protocols still get their chance) through `git`,
+/// which fetches all of it. A failure is not retried in process (a
 /// server that timed out would only time out again).
 fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, SourceError> {
     let repo = clone_dir(cache, url);
     let in_process = match fetch::handles(url) {
         true => match fetch::fetch(&repo, url, history) {
             Ok(()) => return Ok(repo),
-            Err(e) if history == History::Tips && about_shallow(&e) => {
-                match fetch::fetch(&repo, url, History::Full) {
-                    Ok(()) => return Ok(repo),
-                    Err(_) => Some(e),
-                }
-            }
             Err(e) => Some(e),
         },
         false => None,
@@ -117,13 +110,6 @@ fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, 
         }),
         (Err(e), Some(_)) => Err(e),
     }
-}
-
-/// Whether a fetch of tips failed over the `shallow` feature (the server
-/// lacks it, or the clone's `shallow` file is locked), which a fetch of
-/// everything does not need.
-fn about_shallow(e: &SourceError) -> bool {
-    matches!(e, SourceError::Git { detail, .. } if detail.contains("shallow"))
 }
 
 /// Whether `reference` may name a commit behind the tips (a commit id,
@@ -224,9 +210,10 @@ fn rev_parse(repo: &Path, url: &GitUrl, rev: &str) -> Result<Option<String>, Sou
 /// Where a restore keeps the commits it fetched alone: a bare repository
 /// beside the clone of `url`. Those commits arrive without their history
 /// (the protocol's `deepen 1`), so they stay out of the clone, whose
-/// fetches tell the server which commits they have and would claim a
-/// history that is not there; nothing but [`fetch_commit`] writes here
-/// and nothing reads more than a commit's tree.
+/// `shallow` file lists each commit of its own that lacks its parents
+/// (`git`, which may fetch into the clone too, trusts that list); nothing
+/// but [`fetch_commit`] writes here and nothing reads more than a commit's
+/// tree.
 fn commits_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
     let mut dir = clone_dir(cache, url).into_os_string();
     dir.push(".commits");
@@ -571,7 +558,7 @@ impl GitSource {
         if self.offline {
             return Err(SourceError::Offline(format!("listing {}", url.redacted())));
         }
-        fetch::warm(url, || clone_dir(&self.cache, url));
+        fetch::warm(url, || true);
         let commit = self.commit_of(url, reference).await?;
         let shared = self.shared(url, &commit).await?;
         let u = url.clone();
@@ -621,7 +608,7 @@ impl Source for GitSource {
             sub.as_deref().unwrap_or(".")
         );
         let cell = memo(&self.resolved, key);
-        fetch::warm(url, || clone_dir(&self.cache, url));
+        fetch::warm(url, || true);
         cell.get_or_try_init(|| async {
             let commit = self.commit_of(url, reference.as_ref()).await?;
             let p = self.pack(url, &commit, sub.as_deref()).await?;
@@ -649,7 +636,7 @@ impl Source for GitSource {
         };
         let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
         if !self.offline {
-            fetch::warm(url, || clone_dir(&self.cache, url));
+            fetch::warm(url, || !clone_dir(&self.cache, url).join("HEAD").is_file());
         }
         let held = cell
             .get_or_try_init(|| {

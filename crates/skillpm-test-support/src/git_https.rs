@@ -46,7 +46,11 @@ pub struct GitHttps {
     dir: tempfile::TempDir,
     seen: Arc<Mutex<Vec<Seen>>>,
     v0_only: Arc<AtomicBool>,
+    moved: Moved,
 }
+
+/// Repositories that answer with a redirect: old name -> new name.
+type Moved = Arc<Mutex<BTreeMap<String, String>>>;
 
 impl GitHttps {
     /// Makes a CA and a certificate for 127.0.0.1, and starts serving the
@@ -60,11 +64,14 @@ impl GitHttps {
         let addr = listener.local_addr().expect("local addr");
         let seen = Arc::new(Mutex::new(Vec::new()));
         let v0_only = Arc::new(AtomicBool::new(false));
+        let moved = Moved::default();
         let backend = Arc::new(Backend {
             root: dir.path().join("repos"),
             home: dir.path().join("home"),
             seen: seen.clone(),
             v0_only: v0_only.clone(),
+            moved: moved.clone(),
+            addr,
         });
         let server = crate::background::Background::start(listener, move |listener| {
             accept_loop(listener, tls, backend)
@@ -75,7 +82,16 @@ impl GitHttps {
             dir,
             seen,
             v0_only,
+            moved,
         }
+    }
+
+    /// From now on, answers every request under `<from>.git/` with a 301
+    /// to the same path under `<to>.git/`, as a host does for a renamed
+    /// repository.
+    pub fn move_repository(&self, from: &str, to: &str) {
+        let mut moved = self.moved.lock().expect("moved");
+        moved.insert(from.to_string(), to.to_string());
     }
 
     /// From now on, serves as a server older than git 2.18 (or behind a
@@ -154,9 +170,20 @@ struct Backend {
     home: PathBuf,
     seen: Arc<Mutex<Vec<Seen>>>,
     v0_only: Arc<AtomicBool>,
+    moved: Moved,
+    addr: SocketAddr,
 }
 
 impl Backend {
+    /// Where a request for `path` in a moved repository goes instead.
+    fn moved_to(&self, path: &str) -> Option<String> {
+        let moved = self.moved.lock().expect("moved");
+        moved.iter().find_map(|(from, to)| {
+            let tail = path.strip_prefix(&format!("/{from}.git/"))?;
+            Some(format!("https://{}/{to}.git/{tail}", self.addr))
+        })
+    }
+
     async fn handle(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Full<Bytes>> {
         let (parts, body) = req.into_parts();
         let header = |name: &str| {
@@ -177,6 +204,15 @@ impl Backend {
                 .contains("chunked"),
             status: 0,
         };
+        if let Some(location) = self.moved_to(&seen.path) {
+            seen.status = 301;
+            self.seen.lock().expect("log").push(seen);
+            let mut moved = plain(StatusCode::MOVED_PERMANENTLY, String::new());
+            if let Ok(value) = hyper::header::HeaderValue::from_str(&location) {
+                moved.headers_mut().insert(hyper::header::LOCATION, value);
+            }
+            return moved;
+        }
         // hyper has already undone any chunked transfer encoding; CGI wants
         // the whole body and its length.
         let response = match body.collect().await {

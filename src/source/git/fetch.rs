@@ -1,28 +1,26 @@
-//! Fetching over https in this process (gitoxide), not through `git`.
+//! Fetching over https in this process, not through `git`.
 //!
 //! `git fetch` over https costs three processes (git, git-remote-https,
 //! index-pack) and an OpenSSL start-up before the first byte; for a small
-//! repository that was most of an `add`. Here the fetch speaks the smart
-//! HTTP protocol through the same rustls stack, timeouts and user agent as
-//! the registry client, and writes the received pack and its index
-//! straight into the bare clone, so what reads objects afterwards cannot
-//! tell which way they came.
+//! repository that was most of an `add`. Here every fetch speaks protocol
+//! v2 ([`v2`]) through the same rustls stack, timeouts and user agent as
+//! the registry client, reads each answer through a cap, and writes the
+//! received pack and its index straight into the bare clone, so what
+//! reads objects afterwards cannot tell which way they came.
 //!
-//! The repository is opened isolated: no system, user or environment
-//! configuration is read, only `protocol.allow` overrides that admit https
-//! and nothing else. Anything this path does not do (credentials in the
-//! URL, credential helpers, proxies set in git config, ssh, file) is left
-//! to the `git` command, which the caller falls back to.
+//! Anything this path does not do (a server before v2, a redirect to
+//! another host, credentials in the URL, credential helpers, proxies set in git config,
+//! ssh, file) is left to the `git` command, which the caller falls back
+//! to.
 
 use super::SourceError;
 use super::{objects, v2};
 use crate::project::lockfile::is_full_commit;
 use crate::project::spec::{GitScheme, GitUrl};
 use crate::source::registry::client::{chain, one_line};
-use gix::protocol::transport::client::blocking_io::http;
+use gix::hash::ObjectId;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::thread::ScopedJoinHandle;
 
 /// The refs every fetch maps into the bare clone, as the `git` path does.
@@ -51,31 +49,28 @@ pub(super) enum History {
     Full,
 }
 
-/// Has a termination signal (Ctrl-C, SIGTERM) remove gitoxide's lock and
-/// temporary files before the process dies as it would have. A fetch
-/// holds `shallow.lock` from before it asks for the pack until the pack
-/// is in; left behind, every later fetch of that URL in process failed
-/// at once (gitoxide does not wait for a lock), leaving it to `git`. Set up
-/// on the first fetch, so commands that fetch nothing keep the default
-/// handlers; it must come before gitoxide's first temporary file.
+/// Has a termination signal (Ctrl-C, SIGTERM) remove the temporary files
+/// of a fetch (the pack coming in, a ref's lock) before the process dies
+/// as it would have. Set up on the first fetch, so commands that fetch
+/// nothing keep the default handlers; it must come before the first
+/// temporary file.
 fn remove_locks_on_signal() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| gix::tempfile::signal::setup(Default::default()));
 }
 
-/// Starts what a fetch of [`v2`] needs before its first request on
-/// another thread: the signal handlers and the client (its TLS roots and
-/// its runtime thread, about 0.3 ms). Decided once, when a run first asks
-/// a git source about a URL, so the set-up runs beside the cache lookups
-/// rather than in front of the request; a fetch that gets there first
-/// waits for it rather than doing it twice. Only for an https URL whose
-/// `clone` does not exist yet: that client fetches a new clone and a
-/// lone locked commit, while an existing clone answers from disk or
-/// through gitoxide's own client, which would leave this one unused.
-pub(super) fn warm(url: &GitUrl, clone: impl FnOnce() -> std::path::PathBuf) {
+/// Starts what a fetch needs before its first request on another thread:
+/// the signal handlers and the client (its TLS roots and its runtime
+/// thread, about 0.3 ms). Decided once, when a run first asks a git
+/// source about a URL, so the set-up runs beside the cache lookups rather
+/// than in front of the request; a fetch that gets there first waits for
+/// it rather than doing it twice. Only for an https URL, and only when
+/// `fetches` says a fetch is coming: a restore whose clone exists answers
+/// from disk, which would leave the client unused.
+pub(super) fn warm(url: &GitUrl, fetches: impl FnOnce() -> bool) {
     static DECIDED: std::sync::Once = std::sync::Once::new();
     DECIDED.call_once(|| {
-        if handles(url) && !clone().join("HEAD").is_file() {
+        if handles(url) && fetches() {
             let _ = std::thread::Builder::new().spawn(|| {
                 remove_locks_on_signal();
                 let _ = client();
@@ -85,57 +80,66 @@ pub(super) fn warm(url: &GitUrl, clone: impl FnOnce() -> std::path::PathBuf) {
 }
 
 /// Fetches [`REFSPECS`] of `url` into the bare repository at `repo`
-/// (created when missing), with as much `history` as asked; a clone made
-/// shallow by an earlier fetch of tips is made whole by [`History::Full`].
+/// (created when missing), with as much `history` as asked, in two
+/// requests (`ls-refs`, then `fetch`; one when the clone holds every tip
+/// already) where git's and gitoxide's clients take three. A server that
+/// refuses `deepen` (no `shallow` feature) is asked for the whole
+/// history. Refs that are gone from the server are removed, as
+/// `git fetch --prune` does. Sends no `have`: a fetch here is of a few
+/// trees, and the clone's commits may lack their parents.
 pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), SourceError> {
-    // The whole chain: gitoxide keeps the reason ("invalid peer
-    // certificate: UnknownIssuer") below "Transport handshake failed".
-    let err = |e: &dyn std::error::Error| fetch_error(url, one_line(&chain(e)));
     remove_locks_on_signal();
-    if history == History::Tips && !repo.join("HEAD").is_file() {
-        match fetch_new_clone(repo, url) {
-            Ok(()) => return Ok(()),
-            // Not v2, a redirect, a refused argument: gitoxide's own
-            // negotiation gets its turn.
-            Err(v2::Failure::Unsupported(_)) => {}
-            Err(v2::Failure::Failed(detail)) => return Err(fetch_error(url, detail)),
+    fetch_refs(repo, url, history).map_err(|f| fetch_error(url, f.detail()))
+}
+
+fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Failure> {
+    let client = client().map_err(|e| failed(&e))?;
+    // A new clone holds no object and no ref: nothing to look up (each
+    // object it misses would have the store rescan its pack directory).
+    let new = !dir.join("HEAD").is_file();
+    let (listing, pack_dir) = std::thread::scope(|s| {
+        let ready = s.spawn(|| prepare(dir));
+        (v2::ls_refs(client, url.as_str()), joined(ready))
+    });
+    let (listing, pack_dir) = (listing?, pack_dir?);
+    let repo = open(dir).map_err(|e| failed(&e))?;
+    let present = |oid: &ObjectId| !new && repo.has_object(oid);
+    let mut history = history;
+    let keep = loop {
+        // A tip the clone holds is whole or listed as shallow, which is
+        // all a fetch of tips needs; for the whole history a shallow
+        // clone takes everything again (it has no `have` to offer that
+        // does not claim a missing parent).
+        let mut wants = listing.tips();
+        if history == History::Tips || !dir.join("shallow").is_file() {
+            wants.retain(|oid| !present(oid));
         }
+        if wants.is_empty() {
+            break None;
+        }
+        let ask = v2::Ask {
+            wants: &wants,
+            tips_only: history == History::Tips,
+        };
+        let fetched = v2::fetch(client, url.as_str(), &ask, |cut| {
+            record_shallow(dir, cut)?;
+            Ok(pack_dir.clone())
+        });
+        match fetched {
+            Ok(keep) => break keep,
+            Err(v2::Failure::Refused(_)) if history == History::Tips => history = History::Full,
+            Err(e) => return Err(e),
+        }
+    };
+    if history == History::Full {
+        settle_shallow(&repo, dir)?;
     }
-    // Only gitoxide's fetch stamps its ref updates with the local time.
-    warm_local_time_zone();
-    let repo = open(repo).map_err(|e| err(&*e))?;
-    let remote = repo
-        .remote_at(url.as_str())
-        .and_then(|r| r.with_refspecs(REFSPECS, gix::remote::Direction::Fetch))
-        .map_err(|e| err(&e))?;
-    let mut conn = remote
-        .connect(gix::remote::Direction::Fetch)
-        .map_err(|e| err(&e))?;
-    let backend = http::reqwest::Options {
-        configure_client: Some(Box::new(|builder| {
-            crate::source::http::blocking(builder)
-                .map_err(|e| gix::Error::from_error(std::io::Error::other(e)))
-        })),
-        configure_request: None,
-    };
-    let options = http::Options {
-        backend: Some(Arc::new(Mutex::new(backend))),
-        ..Default::default()
-    };
-    conn.set_transport_options(Box::new(options));
-    let shallow = match history {
-        History::Tips => gix::remote::fetch::Shallow::DepthAtRemote(std::num::NonZeroU32::MIN),
-        History::Full if repo.is_shallow().map_err(|e| err(&e))? => {
-            gix::remote::fetch::Shallow::undo()
-        }
-        History::Full => gix::remote::fetch::Shallow::NoChange,
-    };
-    let interrupt = AtomicBool::new(false);
-    conn.prepare_fetch(gix::progress::Discard, Default::default())
-        .map_err(|e| err(&e))?
-        .with_shallow(shallow)
-        .receive(gix::progress::Discard, &interrupt)
-        .map_err(|e| err(&e))?;
+    update_refs(&repo, listing, new)?;
+    // Refs reach the pack now; a `.keep` would only stop `git gc` (run
+    // there by hand) from ever repacking it.
+    if let Some(keep) = keep {
+        let _ = std::fs::remove_file(keep);
+    }
     Ok(())
 }
 
@@ -156,14 +160,18 @@ pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<()
     if !is_full_commit(commit) {
         return Err(err(format!("{commit:?} is not a commit id")));
     }
-    let want = gix::hash::ObjectId::from_hex(commit.as_bytes()).map_err(|e| err(e.to_string()))?;
+    let want = ObjectId::from_hex(commit.as_bytes()).map_err(|e| err(e.to_string()))?;
     remove_locks_on_signal();
     let client = client().map_err(err)?;
+    let ask = v2::Ask {
+        wants: &[want],
+        tips_only: true,
+    };
     // The commits `deepen` cut are not recorded: this repository claims
     // no history to any server (see `holder` in the parent module).
     std::thread::scope(|s| {
         let ready = s.spawn(|| prepare(repo));
-        v2::fetch(client, url.as_str(), &[want], || joined(ready))
+        v2::fetch(client, url.as_str(), &ask, |_| joined(ready))
     })
     .map(drop)
     .map_err(|f| err(f.detail()))
@@ -174,67 +182,146 @@ fn fetch_error(url: &GitUrl, detail: impl std::fmt::Display) -> SourceError {
     super::objects::error("fetch from", url, detail)
 }
 
-/// The first fetch of tips into a new clone, in two requests where
-/// gitoxide's client takes three (the capabilities, `ls-refs`, `fetch`):
-/// every cold `add` of a git URL paid that round trip and the server's
-/// `upload-pack` run behind it. Writes the pack, the `shallow` file for
-/// the commits whose parents were not sent, then the refs of
-/// [`REFSPECS`], so a fetch cut short leaves a clone without refs that
-/// the next fetch fills the usual way. Only for a new clone: one with
-/// refs has objects to negotiate, which gitoxide does.
-fn fetch_new_clone(repo: &Path, url: &GitUrl) -> Result<(), v2::Failure> {
-    let failed = |e: &dyn std::fmt::Display| v2::Failure::Failed(one_line(&e.to_string()));
-    let client = client().map_err(|e| failed(&e))?;
-    let (listing, pack_dir) = std::thread::scope(|s| {
-        let ready = s.spawn(|| prepare(repo));
-        (v2::ls_refs(client, url.as_str()), joined(ready))
-    });
-    let (listing, pack_dir) = (listing?, pack_dir?);
-    let mut wants: Vec<gix::hash::ObjectId> = listing
-        .refs
-        .iter()
-        .map(|(_, oid)| *oid)
-        .chain(listing.head)
+/// A fetch that failed on this side of the exchange.
+fn failed(e: &dyn std::fmt::Display) -> v2::Failure {
+    v2::Failure::Failed(one_line(&e.to_string()))
+}
+
+/// The clone's branches and tags, and what each names.
+fn local_refs(repo: &gix::Repository) -> Vec<(gix::refs::FullName, ObjectId)> {
+    let Ok(platform) = repo.references() else {
+        return Vec::new();
+    };
+    let Ok(all) = platform.all() else {
+        return Vec::new();
+    };
+    all.filter_map(Result::ok)
+        .filter(|r| {
+            let name = r.name().as_bstr();
+            name.starts_with(b"refs/heads/") || name.starts_with(b"refs/tags/")
+        })
+        .filter_map(|r| Some((r.name().to_owned(), r.target().try_id()?.to_owned())))
+        .collect()
+}
+
+/// Holds the clone's `shallow` file for one read and rewrite: two runs
+/// fetching into one clone would otherwise each drop the other's commits.
+/// An `flock`, so a process killed while holding it leaves nothing that
+/// blocks the next.
+fn lock_shallow(dir: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("shallow.skillpm-lock"))?;
+    file.lock()?;
+    Ok(file)
+}
+
+/// The commits the clone's `shallow` file lists: those whose parents it
+/// does not hold.
+fn read_shallow(dir: &Path) -> Vec<ObjectId> {
+    let text = skillpm_core::bounded::read_to_string(&dir.join("shallow"), 64 << 20);
+    let mut listed: Vec<ObjectId> = text
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| ObjectId::from_hex(l.trim().as_bytes()).ok())
         .collect();
-    wants.sort_unstable();
-    wants.dedup();
-    if wants.is_empty() {
+    listed.sort_unstable();
+    listed.dedup();
+    listed
+}
+
+fn write_shallow(dir: &Path, listed: &[ObjectId]) -> Result<(), v2::Failure> {
+    let path = dir.join("shallow");
+    let written = match listed {
+        [] => std::fs::remove_file(&path).or_else(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Ok(()),
+            _ => Err(e),
+        }),
+        _ => {
+            let text: String = listed.iter().map(|oid| format!("{oid}\n")).collect();
+            crate::fs::replace_file(&path, text.as_bytes())
+        }
+    };
+    written.map_err(|e| failed(&e))
+}
+
+/// Adds the commits a fetch cut from their parents to the clone's
+/// `shallow` file, before the pack that holds them is in: a commit the
+/// clone holds is then either whole or listed, which is what lets a later
+/// fetch of tips skip a commit it holds, and a fetch of everything name
+/// its commits as `have`s.
+fn record_shallow(dir: &Path, cut: &[ObjectId]) -> Result<(), v2::Failure> {
+    if cut.is_empty() {
         return Ok(());
     }
-    let fetched = v2::fetch(client, url.as_str(), &wants, || Ok(pack_dir))?;
-    let mut shallow = fetched.shallow;
-    if !shallow.is_empty() {
-        shallow.sort_unstable();
-        shallow.dedup();
-        let text: String = shallow.iter().map(|oid| format!("{oid}\n")).collect();
-        crate::fs::replace_file(&repo.join("shallow"), text.as_bytes()).map_err(|e| failed(&e))?;
+    let _held = lock_shallow(dir).map_err(|e| failed(&e))?;
+    let mut listed = read_shallow(dir);
+    listed.extend_from_slice(cut);
+    listed.sort_unstable();
+    listed.dedup();
+    write_shallow(dir, &listed)
+}
+
+/// After a fetch of the whole history, keeps in the `shallow` file only
+/// the commits that still lack a parent (one no ref reaches any more, say).
+fn settle_shallow(repo: &gix::Repository, dir: &Path) -> Result<(), v2::Failure> {
+    if !dir.join("shallow").is_file() {
+        return Ok(());
     }
-    let edit = |name: gix::refs::FullName, oid| gix::refs::transaction::RefEdit {
-        change: gix::refs::transaction::Change::Update {
+    let _held = lock_shallow(dir).map_err(|e| failed(&e))?;
+    let before = read_shallow(dir);
+    let whole = |oid: &ObjectId| {
+        repo.find_commit(*oid)
+            .is_ok_and(|c| c.parent_ids().all(|p| repo.has_object(p)))
+    };
+    let after: Vec<ObjectId> = before.iter().copied().filter(|oid| !whole(oid)).collect();
+    match after.len() == before.len() {
+        true => Ok(()),
+        false => write_shallow(dir, &after),
+    }
+}
+
+/// Points the clone's refs where the server's are ([`REFSPECS`]), and
+/// removes the branches and tags the server no longer lists (a `new`
+/// clone has none to remove). No reflog and no committer: nothing reads
+/// the cache clone's ref history.
+fn update_refs(repo: &gix::Repository, listing: v2::Listing, new: bool) -> Result<(), v2::Failure> {
+    use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
+    let edit = |name: gix::refs::FullName, oid| RefEdit {
+        change: Change::Update {
             log: Default::default(),
-            expected: gix::refs::transaction::PreviousValue::Any,
+            expected: PreviousValue::Any,
             new: gix::refs::Target::Object(oid),
         },
         name,
         deref: false,
     };
-    let head = "refs/skillpm/HEAD".try_into().map_err(|e| failed(&e))?;
-    let edits: Vec<_> = listing
-        .refs
+    let listed: std::collections::BTreeSet<&gix::refs::FullNameRef> =
+        listing.refs.iter().map(|(name, _)| name.as_ref()).collect();
+    let local = if new { Vec::new() } else { local_refs(repo) };
+    let gone: Vec<RefEdit> = local
         .into_iter()
-        .map(|(name, oid)| edit(name, oid))
+        .filter(|(name, _)| !listed.contains(name.as_ref()))
+        .map(|(name, _)| RefEdit {
+            change: Change::Delete {
+                expected: PreviousValue::Any,
+                log: RefLog::AndReference,
+            },
+            name,
+            deref: false,
+        })
+        .collect();
+    let head = "refs/skillpm/HEAD".try_into().map_err(|e| failed(&e))?;
+    let edits: Vec<RefEdit> = gone
+        .into_iter()
+        .chain(listing.refs.into_iter().map(|(name, oid)| edit(name, oid)))
         .chain(listing.head.map(|oid| edit(head, oid)))
         .collect();
-    let repo = open(repo).map_err(|e| failed(&e))?;
     repo.edit_references_as(edits, None)
-        .map_err(|e| failed(&chain(&e)))?;
-    // Refs reach the pack now; a `.keep` would only stop `git gc` (run
-    // there by hand) from ever repacking it, and gitoxide's own fetch
-    // removes it here too.
-    if let Some(keep) = fetched.keep {
-        let _ = std::fs::remove_file(keep);
-    }
-    Ok(())
+        .map(drop)
+        .map_err(|e| failed(&chain(&e)))
 }
 
 /// Makes `repo` ready for a pack while the first request is out, on
@@ -263,8 +350,8 @@ fn joined(ready: ScopedJoinHandle<'_, Result<PathBuf, String>>) -> Result<PathBu
 /// The client of every request of [`v2`] in this process. A lock that
 /// pins many commits paid for a client per commit (TLS roots and a
 /// connection pool, built and thrown away) and reused no connection, even
-/// to one host. It follows no redirect: a server that redirects is left
-/// to gitoxide, which follows git's rules.
+/// to one host. reqwest follows no redirect: [`v2`] decides which to
+/// follow, and leaves the rest to `git`.
 fn client() -> Result<&'static reqwest::blocking::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::blocking::Client, String>> = OnceLock::new();
     CLIENT
@@ -276,20 +363,6 @@ fn client() -> Result<&'static reqwest::blocking::Client, String> {
         })
         .as_ref()
         .map_err(Clone::clone)
-}
-
-/// Looks up the local time zone on another thread, so the lookup runs
-/// while the fetch waits on the network. gitoxide stamps every ref update
-/// with the local time even when no reflog is written, and the first
-/// lookup walks the whole zoneinfo directory: about 1 ms that otherwise
-/// sits between the received pack and the updated refs.
-fn warm_local_time_zone() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        std::thread::spawn(|| {
-            let _ = gix::date::Time::now_local_or_utc();
-        });
-    });
 }
 
 /// The bare clone, created on first use, opened without any configuration

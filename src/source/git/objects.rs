@@ -37,18 +37,10 @@ pub(super) fn opened(dir: &Path) -> Result<gix::ThreadSafeRepository, gix::Error
 }
 
 /// Every open of a clone: isolated (no system, user or environment
-/// configuration), https the only transport, no reflogs, and the
-/// allocation cap of a fetch on every object read.
+/// configuration), no reflogs, and the allocation cap of a fetch on
+/// every object read.
 fn options() -> gix::open::Options {
     gix::open::Options::isolated().cli_overrides([
-        "protocol.allow=never".to_string(),
-        "protocol.https.allow=always".to_string(),
-        // Version 2, though it takes three requests (capabilities,
-        // ls-refs, fetch) where version 1 takes two: gitoxide's version 1
-        // client announces every `deepen` feature the server offers, and
-        // `deepen-relative` among them turns `deepen 1` into "one more
-        // than the client has", which for an empty clone is everything.
-        "protocol.version=2".to_string(),
         // No reflogs: the cache clone has no use for its refs' history.
         "core.logAllRefUpdates=false".to_string(),
         format!(

@@ -1,9 +1,9 @@
 //! The little of git's protocol v2 over smart HTTP that skillpm speaks
-//! itself: `ls-refs`, and a `fetch` of named commits without their
-//! history. Each command is one POST. A v2 server answers a command sent
-//! without the capability advertisement first, which gitoxide's client
-//! always asks for: one more round trip, and a whole `upload-pack` run on
-//! the server, before every fetch.
+//! itself: `ls-refs`, and a `fetch` of named commits, with or without
+//! their history. Each command is one POST. A v2 server answers a command
+//! sent without the capability advertisement first, which git's and
+//! gitoxide's clients always ask for: one more round trip, and a whole
+//! `upload-pack` run on the server, before every fetch.
 //!
 //! Everything a server sends is untrusted: ref names are checked by
 //! gitoxide's rules and kept only under `refs/heads/` and `refs/tags/`,
@@ -12,28 +12,31 @@
 
 use crate::source::registry::client::{chain, one_line};
 use gix::hash::ObjectId;
-use gix::protocol::transport::packetline::blocking_io::encode;
-use gix::protocol::transport::packetline::blocking_io::StreamingPeekableIter;
-use gix::protocol::transport::packetline::PacketLineRef;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use std::collections::BTreeSet;
+use gix_packetline::blocking_io::encode;
+use gix_packetline::blocking_io::StreamingPeekableIter;
+use gix_packetline::PacketLineRef;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
-/// Why a command failed: the server does not speak it (the caller may
-/// ask another way), or the exchange itself failed (asking again another
-/// way would fail the same, or time out twice).
+/// Why a command failed: the server does not speak v2 (only `git` may
+/// get further), it speaks v2 but refused this command's arguments (a
+/// `deepen` without the `shallow` feature: asking for less may work), or
+/// the exchange itself failed (asking again would fail the same, or time
+/// out twice).
 #[derive(Debug)]
 pub(super) enum Failure {
     Unsupported(String),
+    Refused(String),
     Failed(String),
 }
 
 impl Failure {
     pub(super) fn detail(self) -> String {
         match self {
-            Failure::Unsupported(d) | Failure::Failed(d) => d,
+            Failure::Unsupported(d) | Failure::Refused(d) | Failure::Failed(d) => d,
         }
     }
 }
@@ -63,6 +66,15 @@ pub(super) struct Listing {
 }
 
 impl Listing {
+    /// Every object a ref or `HEAD` names, sorted, once each.
+    pub(super) fn tips(&self) -> Vec<ObjectId> {
+        let mut tips: Vec<ObjectId> = self.refs.iter().map(|(_, oid)| *oid).collect();
+        tips.extend(self.head);
+        tips.sort_unstable();
+        tips.dedup();
+        tips
+    }
+
     /// Records one line of an `ls-refs` answer: `<oid> <name>[ <attribute>]...`.
     /// A name outside `refs/heads/` and `refs/tags/`, or one git itself
     /// would refuse (`..`, a control character), is skipped, not written.
@@ -86,8 +98,8 @@ impl Listing {
 /// Runs one command against `url` unless its server refused one earlier
 /// in this run, and remembers a refusal: a server before v2 is then not
 /// asked again (a lock pinning many of its commits, or a restore that
-/// goes on to a whole fetch of the clone), and gitoxide's negotiation
-/// gets its turn at once.
+/// goes on to a whole fetch of the clone), and `git` gets its turn at
+/// once.
 fn unless_refused<T>(
     url: &str,
     command: impl FnOnce() -> Result<T, Failure>,
@@ -149,40 +161,46 @@ fn list(client: &reqwest::blocking::Client, url: &str) -> Result<Listing, Failur
     Ok(listing)
 }
 
-/// What [`fetch`] wrote.
+/// What one `fetch` asks for.
 #[derive(Debug)]
-pub(super) struct Fetched {
-    /// The commits the server marked shallow (their parents were not
-    /// sent), for the repository's `shallow` file.
-    pub shallow: Vec<ObjectId>,
-    /// The `.keep` file that guards the new pack until refs reach it.
-    pub keep: Option<std::path::PathBuf>,
+pub(super) struct Ask<'a> {
+    pub wants: &'a [ObjectId],
+    /// `deepen 1`: the wanted commits and their trees, no history.
+    pub tips_only: bool,
 }
 
-/// Fetches `wants` without the history behind them (`deepen 1`) and
-/// writes the pack and its index into the directory `pack_dir` returns.
-/// That is asked for only once the server has answered, so the caller
-/// may still be making the directory while the server works.
+/// The `.keep` file gitoxide writes beside a new pack, which guards it
+/// until refs reach it.
+pub(super) type Keep = Option<PathBuf>;
+
+/// Fetches what `ask` names and writes the pack and its index into the
+/// directory `pack_dir` returns. That is called once the server has
+/// answered, with the commits it marked shallow (their parents were not
+/// sent): the caller may still be making the directory while the server
+/// works, and records those commits before the pack that holds them is
+/// in, so no commit is ever in the repository without its parents and
+/// without the record that says so.
 pub(super) fn fetch(
     client: &reqwest::blocking::Client,
     url: &str,
-    wants: &[ObjectId],
-    pack_dir: impl FnOnce() -> Result<PathBuf, Failure>,
-) -> Result<Fetched, Failure> {
-    unless_refused(url, || fetch_pack(client, url, wants, pack_dir))
+    ask: &Ask<'_>,
+    pack_dir: impl FnOnce(&[ObjectId]) -> Result<PathBuf, Failure>,
+) -> Result<Keep, Failure> {
+    unless_refused(url, || fetch_pack(client, url, ask, pack_dir))
 }
 
 fn fetch_pack(
     client: &reqwest::blocking::Client,
     url: &str,
-    wants: &[ObjectId],
-    pack_dir: impl FnOnce() -> Result<PathBuf, Failure>,
-) -> Result<Fetched, Failure> {
-    let response = post(client, url, fetch_command(wants))?;
+    ask: &Ask<'_>,
+    pack_dir: impl FnOnce(&[ObjectId]) -> Result<PathBuf, Failure>,
+) -> Result<Keep, Failure> {
+    let response = post(client, url, fetch_command(ask))?;
     let mut lines = packet_lines(response);
     // Sections before the pack: `shallow-info` (what `deepen` cut), and
-    // none other for a `done` without `have`s; a response without a pack
-    // ends at its flush.
+    // none other after `done` (no acknowledgments); a response without a
+    // pack ends at its flush.
+    let wants = ask.wants;
     let mut shallow = Vec::new();
     loop {
         let Some(line) = lines.read_line() else {
@@ -203,7 +221,7 @@ fn fetch_pack(
             shallow.push(ObjectId::from_hex(oid).map_err(|_| unexpected(text))?);
         }
     }
-    let pack_dir = pack_dir()?;
+    let pack_dir = pack_dir(&shallow)?;
     let mut refused = Vec::new();
     let mut pack = lines.as_read_with_sidebands(|is_error, text: &[u8]| {
         if is_error {
@@ -226,10 +244,7 @@ fn fetch_pack(
     );
     drop(pack);
     match written {
-        Ok(outcome) => Ok(Fetched {
-            shallow,
-            keep: outcome.keep_path,
-        }),
+        Ok(outcome) => Ok(outcome.keep_path),
         Err(_) if !refused.is_empty() => Err(Failure::Failed(one_line(&String::from_utf8_lossy(
             &refused,
         )))),
@@ -237,14 +252,18 @@ fn fetch_pack(
     }
 }
 
-/// A `fetch` of `wants` at depth 1: no `have`s (the repository may be
+/// The `fetch` command for `ask`: no `have`s (the repository may be
 /// empty, and a commit without its parents must not claim them), `done`
-/// at once, and no progress text to skip.
-fn fetch_command(wants: &[ObjectId]) -> Vec<u8> {
-    let wants: Vec<String> = wants.iter().map(|w| format!("want {w}")).collect();
+/// at once, no progress text to skip, and no thin pack (every delta's
+/// base is in the pack).
+fn fetch_command(ask: &Ask<'_>) -> Vec<u8> {
+    let lines: Vec<String> = ask.wants.iter().map(|w| format!("want {w}")).collect();
     let mut args: Vec<&str> = vec!["ofs-delta", "no-progress"];
-    args.extend(wants.iter().map(String::as_str));
-    args.extend(["deepen 1", "done"]);
+    args.extend(lines.iter().map(String::as_str));
+    if ask.tips_only {
+        args.push("deepen 1");
+    }
+    args.push("done");
     command("fetch", &args)
 }
 
@@ -263,22 +282,56 @@ fn command(name: &str, args: &[&str]) -> Vec<u8> {
     body
 }
 
+/// Most redirects the first request for a URL follows.
+const MAX_REDIRECTS: usize = 5;
+
+const ENDPOINT: &str = "/git-upload-pack";
+
 /// Sends one command; an answer that is not a v2 result (a dumb server,
-/// a login page, a 403) is [`Failure::Unsupported`].
+/// a login page, a 403, a redirect not followed) is
+/// [`Failure::Unsupported`]. As git does (`http.followRedirects=initial`),
+/// only the first request for a URL in a run follows redirects (a
+/// repository renamed on its host answers with one), and every later one
+/// goes straight to where that request landed: a server cannot send a
+/// fetch somewhere else once it has answered for the repository.
 fn post(
     client: &reqwest::blocking::Client,
     url: &str,
     body: Vec<u8>,
 ) -> Result<reqwest::blocking::Response, Failure> {
-    let endpoint = format!("{}/git-upload-pack", url.trim_end_matches('/'));
-    let response = client
-        .post(endpoint)
-        .header(CONTENT_TYPE, "application/x-git-upload-pack-request")
-        .header(ACCEPT, RESULT_TYPE)
-        .header("Git-Protocol", "version=2")
-        .body(body)
-        .send()
-        .map_err(|e| Failure::Failed(one_line(&chain(&e))))?;
+    static LANDED: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+    let landed = || LANDED.lock().unwrap_or_else(|e| e.into_inner());
+    let known = landed().get(url).cloned();
+    let first = known.is_none();
+    let base = known.unwrap_or_else(|| url.trim_end_matches('/').to_string());
+    let mut endpoint = format!("{base}{ENDPOINT}");
+    let mut hops = 0;
+    let response = loop {
+        let response = client
+            .post(&endpoint)
+            .header(CONTENT_TYPE, "application/x-git-upload-pack-request")
+            .header(ACCEPT, RESULT_TYPE)
+            .header("Git-Protocol", "version=2")
+            .body(body.clone())
+            .send()
+            .map_err(|e| Failure::Failed(one_line(&chain(&e))))?;
+        if !response.status().is_redirection() || !first || hops == MAX_REDIRECTS {
+            break response;
+        }
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|l| l.to_str().ok());
+        match location.and_then(|l| follow(&endpoint, l)) {
+            Some(next) => endpoint = next,
+            None => break response,
+        }
+        hops += 1;
+    };
+    if first && !response.status().is_redirection() {
+        let base = endpoint.strip_suffix(ENDPOINT).unwrap_or(&endpoint);
+        landed().insert(url.to_string(), base.to_string());
+    }
     let kind = response.headers().get(CONTENT_TYPE).map(|v| v.as_bytes());
     if !response.status().is_success() || kind != Some(RESULT_TYPE.as_bytes()) {
         return Err(Failure::Unsupported(format!(
@@ -287,6 +340,24 @@ fn post(
         )));
     }
     Ok(response)
+}
+
+/// Where a redirect from `endpoint` to `location` leads, if it is one to
+/// follow: the same origin (a repository renamed on its host; another
+/// host, this machine or a cloud metadata address among them, is `git`'s
+/// to decide under the user's git configuration), https, the same command
+/// endpoint, and no credentials or query.
+fn follow(endpoint: &str, location: &str) -> Option<String> {
+    let from = url::Url::parse(endpoint).ok()?;
+    let next = from.join(location).ok()?;
+    let plain = next.origin() == from.origin()
+        && next.scheme() == "https"
+        && next.username().is_empty()
+        && next.password().is_none()
+        && next.query().is_none()
+        && next.fragment().is_none()
+        && next.path().ends_with(ENDPOINT);
+    plain.then(|| next.to_string())
 }
 
 type Lines = StreamingPeekableIter<std::io::Take<reqwest::blocking::Response>>;
@@ -302,8 +373,10 @@ fn packet_lines(response: reqwest::blocking::Response) -> Lines {
 
 /// The text of a data line, without its newline (empty for a
 /// delimiter). The server's `ERR` (an argument it does not know, a
-/// `deepen` without the `shallow` feature) is [`Failure::Unsupported`]:
-/// the caller may ask another way.
+/// `deepen` without the `shallow` feature) is [`Failure::Refused`]: the
+/// caller may ask for less. An answer that ends before its flush is
+/// [`Failure::Unsupported`]: a server before v2 answers a command with
+/// nothing at all.
 fn data<E: std::fmt::Display>(
     line: std::io::Result<Result<PacketLineRef<'_>, E>>,
 ) -> Result<&[u8], Failure> {
@@ -311,16 +384,16 @@ fn data<E: std::fmt::Display>(
         Ok(Ok(line)) => line,
         Ok(Err(e)) => return Err(Failure::Failed(one_line(&e.to_string()))),
         Err(e) => {
-            // An `ERR` line, or an answer that ends before its flush: a
-            // server before v2 answers a command with nothing at all.
-            let refused = e.kind() == std::io::ErrorKind::UnexpectedEof
-                || e.get_ref().is_some_and(|inner| {
-                    inner.is::<gix::protocol::transport::packetline::read::Error>()
-                });
             let detail = one_line(&e.to_string());
-            return Err(match refused {
-                true => Failure::Unsupported(detail),
-                false => Failure::Failed(detail),
+            let refused = e
+                .get_ref()
+                .is_some_and(|inner| inner.is::<gix_packetline::read::Error>());
+            return Err(if refused {
+                Failure::Refused(detail)
+            } else if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Failure::Unsupported(detail)
+            } else {
+                Failure::Failed(detail)
             });
         }
     };
@@ -370,6 +443,36 @@ mod tests {
         assert!(listing.take(oid.as_bytes()).is_err());
     }
 
+    /// A redirect is followed only to the same command on the same https
+    /// origin, without credentials or a query.
+    #[test]
+    fn redirects_followed_keep_https_and_the_endpoint() {
+        let from = "https://old.example/team/skills.git/git-upload-pack";
+        for (location, to) in [
+            (
+                "/team/renamed.git/git-upload-pack",
+                Some("https://old.example/team/renamed.git/git-upload-pack"),
+            ),
+            (
+                "https://old.example:443/team/renamed.git/git-upload-pack",
+                Some("https://old.example/team/renamed.git/git-upload-pack"),
+            ),
+            ("https://new.example/skills.git/git-upload-pack", None),
+            ("https://127.0.0.1/skills.git/git-upload-pack", None),
+            ("https://old.example:8443/skills.git/git-upload-pack", None),
+            ("http://old.example/team/skills.git/git-upload-pack", None),
+            ("https://old.example/login", None),
+            ("https://old.example/x/git-upload-pack?next=1", None),
+            (
+                "https://user:pw@new.example/skills.git/git-upload-pack",
+                None,
+            ),
+            ("file:///etc/git-upload-pack", None),
+        ] {
+            assert_eq!(follow(from, location).as_deref(), to, "{location}");
+        }
+    }
+
     /// The wire form of a fetch of two commits, as git's protocol-v2
     /// document spells it: the command, a delimiter, the arguments, a
     /// flush.
@@ -380,11 +483,27 @@ mod tests {
             "89abcdef0123456789abcdef0123456789abcdef",
         );
         let wants = [a, b].map(|h| ObjectId::from_hex(h.as_bytes()).unwrap());
-        let body = String::from_utf8(fetch_command(&wants)).unwrap();
+        let tips = Ask {
+            wants: &wants,
+            tips_only: true,
+        };
+        let body = String::from_utf8(fetch_command(&tips)).unwrap();
         assert_eq!(
             body,
             format!(
                 "0012command=fetch\n0001000eofs-delta\n0010no-progress\n0032want {a}\n0032want {b}\n000ddeepen 1\n0009done\n0000"
+            )
+        );
+        // The whole history of `b`.
+        let whole = Ask {
+            wants: &wants[1..],
+            tips_only: false,
+        };
+        let body = String::from_utf8(fetch_command(&whole)).unwrap();
+        assert_eq!(
+            body,
+            format!(
+                "0012command=fetch\n0001000eofs-delta\n0010no-progress\n0032want {b}\n0009done\n0000"
             )
         );
     }
