@@ -350,9 +350,15 @@ fn an_interrupted_fetch_leaves_no_lock_behind() {
 
 /// The server saw one v2 command, refused, then `git`'s fetch: the
 /// advertisement and the negotiation, one `git fetch` in the log. No
-/// second v2 command was tried.
+/// second v2 command was tried. git ran unable to write a file over
+/// 4 GiB (`RLIMIT_FSIZE`): a server can send `git fetch` a pack without
+/// end, which nothing in git caps.
 fn assert_v2_refused_then_git(server: &GitHttps, log: &Path) {
     assert_eq!(git_calls(log, "fetch"), 1);
+    let limits = std::fs::read_to_string(log.with_extension("log.limits")).unwrap();
+    let line = limits.lines().find(|l| l.starts_with("Max file size"));
+    let soft = line.and_then(|l| l.split_whitespace().nth(3));
+    assert_eq!(soft, Some("4294967296"), "{limits}");
     let paths: Vec<String> = server.requests().iter().map(|s| s.path.clone()).collect();
     assert_eq!(
         paths,

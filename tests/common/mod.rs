@@ -320,10 +320,14 @@ pub fn real_git() -> PathBuf {
 /// Puts a `git` on the fixture PATH that logs its arguments, one call per
 /// line, to `log`, then runs the real git.
 pub fn logging_git(f: &Fixture, log: &Path) {
+    // Also the limits the call was started with, as `<log>.limits` (shell
+    // built-ins only: a fixture's PATH may hold no `cat`).
     let script = format!(
-        "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
-        log.display(),
-        real_git().display()
+        "#!/bin/sh\necho \"$*\" >> '{log}'\n\
+         while IFS= read -r l; do echo \"$l\"; done < /proc/$$/limits > '{log}.limits'\n\
+         exec '{}' \"$@\"\n",
+        real_git().display(),
+        log = log.display(),
     );
     let p = f.write(&f.bin, "git", script);
     use std::os::unix::fs::PermissionsExt;

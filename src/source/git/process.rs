@@ -13,6 +13,33 @@ use std::thread::JoinHandle;
 /// How much of git's stderr is kept: enough for its last message.
 const STDERR_TAIL: usize = 8 * 1024;
 
+/// The largest file a git child may write. `git fetch` has no cap on
+/// what a server sends (`receive.maxInputSize` is the pushing side's), so
+/// a hostile server could fill the cache's disk through it; this is far
+/// above any skills repository's pack, and above every file skillpm
+/// writes itself (an in-process fetch is cut at 2 GiB).
+pub(super) const MAX_FILE_BYTES: u64 = 4 << 30;
+
+/// Lowers this process's file-size limit (`RLIMIT_FSIZE`, soft) to
+/// [`MAX_FILE_BYTES`] before the first git child, which inherits it, as
+/// do git's own children (`index-pack` writes the pack): a write past it
+/// ends that process with `SIGXFSZ`, and the fetch fails. Only lowered,
+/// never raised; the hard limit is left alone.
+fn cap_written_files() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+        let now = getrlimit(Resource::Fsize);
+        if now.current.is_none_or(|soft| soft > MAX_FILE_BYTES) {
+            let capped = Rlimit {
+                current: Some(MAX_FILE_BYTES),
+                maximum: now.maximum,
+            };
+            let _ = setrlimit(Resource::Fsize, capped);
+        }
+    });
+}
+
 /// A running git command. Dropping it before [`Git::finish`] kills it.
 pub(super) struct Git<'a> {
     child: std::process::Child,
@@ -29,6 +56,7 @@ impl<'a> Git<'a> {
         url: &'a GitUrl,
     ) -> Result<Self, SourceError> {
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cap_written_files();
         let mut child = c.spawn().map_err(SourceError::GitMissing)?;
         let stderr = child.stderr.take().map(|mut e| {
             std::thread::spawn(move || {
