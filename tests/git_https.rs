@@ -668,3 +668,18 @@ fn without_git_the_in_process_reason_is_the_error() {
     assert!(err.contains(&url) && err.contains("certificate"), "{err}");
     assert!(!err.contains("is git installed"), "{err}");
 }
+
+/// Without `git`, a server the in-process client cannot fetch from
+/// (one before protocol v2) is an error that says `git` is what it takes.
+#[test]
+fn without_git_a_server_before_v2_says_git_is_needed() {
+    let server = GitHttps::start();
+    let mut f = Fixture::new();
+    let ca = server.ca_file().display().to_string();
+    f.extra_env.push(("SSL_CERT_FILE".into(), ca));
+    multi_repo(&f, &server);
+    server.speak_only_v0();
+    let url = server.url("multi");
+    let err = add_fails(&f, &format!("git+{url}"));
+    assert!(err.contains(&url) && err.contains("needs `git`"), "{err}");
+}

@@ -89,7 +89,13 @@ pub(super) fn warm(url: &GitUrl, fetches: impl FnOnce() -> bool) {
 /// trees, and the clone's commits may lack their parents.
 pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), SourceError> {
     remove_locks_on_signal();
-    fetch_refs(repo, url, history).map_err(|f| fetch_error(url, f.detail()))
+    fetch_refs(repo, url, history).map_err(|f| match f {
+        // What the user needs when `git` is missing too.
+        v2::Failure::Unsupported(d) => {
+            fetch_error(url, format!("{d}; fetching from it needs `git`"))
+        }
+        f => fetch_error(url, f.detail()),
+    })
 }
 
 fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Failure> {

@@ -391,7 +391,7 @@ fn data<E: std::fmt::Display>(
             return Err(if refused {
                 Failure::Refused(detail)
             } else if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Failure::Unsupported(detail)
+                Failure::Unsupported("the server did not answer in git protocol v2".into())
             } else {
                 Failure::Failed(detail)
             });
