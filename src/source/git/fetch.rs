@@ -225,17 +225,21 @@ fn lock_shallow(dir: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The commits the clone's `shallow` file lists: those whose parents it
-/// does not hold.
-fn read_shallow(dir: &Path) -> Vec<ObjectId> {
-    let text = skillpm_core::bounded::read_to_string(&dir.join("shallow"), 64 << 20);
+/// does not hold. A file that cannot be read fails the fetch: rewriting
+/// it from nothing would drop what it lists.
+fn read_shallow(dir: &Path) -> Result<Vec<ObjectId>, v2::Failure> {
+    let text = match skillpm_core::bounded::read_to_string(&dir.join("shallow"), 64 << 20) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(failed(&e)),
+    };
     let mut listed: Vec<ObjectId> = text
-        .unwrap_or_default()
         .lines()
         .filter_map(|l| ObjectId::from_hex(l.trim().as_bytes()).ok())
         .collect();
     listed.sort_unstable();
     listed.dedup();
-    listed
+    Ok(listed)
 }
 
 fn write_shallow(dir: &Path, listed: &[ObjectId]) -> Result<(), v2::Failure> {
@@ -256,14 +260,13 @@ fn write_shallow(dir: &Path, listed: &[ObjectId]) -> Result<(), v2::Failure> {
 /// Adds the commits a fetch cut from their parents to the clone's
 /// `shallow` file, before the pack that holds them is in: a commit the
 /// clone holds is then either whole or listed, which is what lets a later
-/// fetch of tips skip a commit it holds, and a fetch of everything name
-/// its commits as `have`s.
+/// fetch of tips skip a commit it holds.
 fn record_shallow(dir: &Path, cut: &[ObjectId]) -> Result<(), v2::Failure> {
     if cut.is_empty() {
         return Ok(());
     }
     let _held = lock_shallow(dir).map_err(|e| failed(&e))?;
-    let mut listed = read_shallow(dir);
+    let mut listed = read_shallow(dir)?;
     listed.extend_from_slice(cut);
     listed.sort_unstable();
     listed.dedup();
@@ -277,7 +280,7 @@ fn settle_shallow(repo: &gix::Repository, dir: &Path) -> Result<(), v2::Failure>
         return Ok(());
     }
     let _held = lock_shallow(dir).map_err(|e| failed(&e))?;
-    let before = read_shallow(dir);
+    let before = read_shallow(dir)?;
     let whole = |oid: &ObjectId| {
         repo.find_commit(*oid)
             .is_ok_and(|c| c.parent_ids().all(|p| repo.has_object(p)))
