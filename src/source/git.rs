@@ -96,18 +96,19 @@ fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, 
     match (git_fetch(&repo, url), in_process) {
         (Ok(()), _) => Ok(repo),
         (Err(e), None) => Err(e),
-        // Without git, its absence is not the news: why the fetch failed is.
-        (Err(SourceError::GitMissing(_)), Some(first)) => Err(first),
+        // Without git, its absence is not the news: why the fetch failed
+        // is (and that git is what it takes, when it is).
+        (Err(SourceError::GitMissing(_)), Some(first)) => Err(first.without_git()),
         // Both failed: git's reason, and ours when it says something else
         // (rustls's view of a certificate, say).
-        (
-            Err(SourceError::Git { what, url, detail }),
-            Some(SourceError::Git { detail: first, .. }),
-        ) if first != detail => Err(SourceError::Git {
-            what,
-            url,
-            detail: format!("{detail} (in process: {first})"),
-        }),
+        (Err(SourceError::Git { what, url, detail }), Some(first)) => match *first.error {
+            SourceError::Git { detail: first, .. } if first != detail => Err(SourceError::Git {
+                what,
+                url,
+                detail: format!("{detail} (in process: {first})"),
+            }),
+            _ => Err(SourceError::Git { what, url, detail }),
+        },
         (Err(e), Some(_)) => Err(e),
     }
 }

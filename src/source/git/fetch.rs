@@ -19,6 +19,7 @@ use crate::project::lockfile::is_full_commit;
 use crate::project::spec::{GitScheme, GitUrl};
 use crate::source::registry::client::{chain, one_line};
 use gix::hash::ObjectId;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::thread::ScopedJoinHandle;
@@ -87,15 +88,35 @@ pub(super) fn warm(url: &GitUrl, fetches: impl FnOnce() -> bool) {
 /// history. Refs that are gone from the server are removed, as
 /// `git fetch --prune` does. Sends no `have`: a fetch here is of a few
 /// trees, and the clone's commits may lack their parents.
-pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), SourceError> {
+pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), Unfetched> {
     remove_locks_on_signal();
-    fetch_refs(repo, url, history).map_err(|f| match f {
-        // What the user needs when `git` is missing too.
-        v2::Failure::Unsupported(d) => {
-            fetch_error(url, format!("{d}; fetching from it needs `git`"))
-        }
-        f => fetch_error(url, f.detail()),
+    fetch_refs(repo, url, history).map_err(|f| Unfetched {
+        needs_git: matches!(f, v2::Failure::Unsupported(_)),
+        error: Box::new(fetch_error(url, f.detail())),
     })
+}
+
+/// Why [`fetch`] failed, and whether the server is one only `git` can
+/// fetch from (not protocol v2, a redirect to another host).
+#[derive(Debug)]
+pub(super) struct Unfetched {
+    pub error: Box<SourceError>,
+    pub needs_git: bool,
+}
+
+impl Unfetched {
+    /// The error for a user without `git`: what to install, when that is
+    /// what it takes.
+    pub(super) fn without_git(self) -> SourceError {
+        match *self.error {
+            SourceError::Git { what, url, detail } if self.needs_git => SourceError::Git {
+                what,
+                url,
+                detail: format!("{detail}; fetching from it needs `git`"),
+            },
+            error => error,
+        }
+    }
 }
 
 fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Failure> {
@@ -227,29 +248,26 @@ fn lock_shallow(dir: &Path) -> std::io::Result<std::fs::File> {
 /// The commits the clone's `shallow` file lists: those whose parents it
 /// does not hold. A file that cannot be read fails the fetch: rewriting
 /// it from nothing would drop what it lists.
-fn read_shallow(dir: &Path) -> Result<Vec<ObjectId>, v2::Failure> {
+fn read_shallow(dir: &Path) -> Result<BTreeSet<ObjectId>, v2::Failure> {
     let text = match skillpm_core::bounded::read_to_string(&dir.join("shallow"), 64 << 20) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(failed(&e)),
     };
-    let mut listed: Vec<ObjectId> = text
+    Ok(text
         .lines()
         .filter_map(|l| ObjectId::from_hex(l.trim().as_bytes()).ok())
-        .collect();
-    listed.sort_unstable();
-    listed.dedup();
-    Ok(listed)
+        .collect())
 }
 
-fn write_shallow(dir: &Path, listed: &[ObjectId]) -> Result<(), v2::Failure> {
+fn write_shallow(dir: &Path, listed: &BTreeSet<ObjectId>) -> Result<(), v2::Failure> {
     let path = dir.join("shallow");
-    let written = match listed {
-        [] => std::fs::remove_file(&path).or_else(|e| match e.kind() {
+    let written = match listed.is_empty() {
+        true => std::fs::remove_file(&path).or_else(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Ok(()),
             _ => Err(e),
         }),
-        _ => {
+        false => {
             let text: String = listed.iter().map(|oid| format!("{oid}\n")).collect();
             crate::fs::replace_file(&path, text.as_bytes())
         }
@@ -267,9 +285,7 @@ fn record_shallow(dir: &Path, cut: &[ObjectId]) -> Result<(), v2::Failure> {
     }
     let _held = lock_shallow(dir).map_err(|e| failed(&e))?;
     let mut listed = read_shallow(dir)?;
-    listed.extend_from_slice(cut);
-    listed.sort_unstable();
-    listed.dedup();
+    listed.extend(cut);
     write_shallow(dir, &listed)
 }
 
@@ -285,7 +301,7 @@ fn settle_shallow(repo: &gix::Repository, dir: &Path) -> Result<(), v2::Failure>
         repo.find_commit(*oid)
             .is_ok_and(|c| c.parent_ids().all(|p| repo.has_object(p)))
     };
-    let after: Vec<ObjectId> = before.iter().copied().filter(|oid| !whole(oid)).collect();
+    let after: BTreeSet<ObjectId> = before.iter().copied().filter(|oid| !whole(oid)).collect();
     match after.len() == before.len() {
         true => Ok(()),
         false => write_shallow(dir, &after),
@@ -307,7 +323,7 @@ fn update_refs(repo: &gix::Repository, listing: v2::Listing, new: bool) -> Resul
         name,
         deref: false,
     };
-    let listed: std::collections::BTreeSet<&gix::refs::FullNameRef> =
+    let listed: BTreeSet<&gix::refs::FullNameRef> =
         listing.refs.iter().map(|(name, _)| name.as_ref()).collect();
     let local = if new { Vec::new() } else { local_refs(repo) };
     let gone: Vec<RefEdit> = local
