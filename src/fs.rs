@@ -49,6 +49,32 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), FsError> {
 /// leaves the earlier files new and the later ones old, as writing them
 /// one by one would.
 pub fn write_atomic_all(files: &[(&Path, &str)]) -> Result<(), FsError> {
+    write_synced(files)?.persist()
+}
+
+/// Files written and synced beside their targets, not yet renamed over
+/// them: the first half of [`write_atomic_all`], which a command runs
+/// while it installs (the sync is a journal commit, mostly waiting on the
+/// disk) and ends with [`Synced::persist`] once everything is in place.
+/// Dropped instead (a failed install), the files are deleted; a run
+/// killed in between leaves them to [`sweep_pending`].
+#[derive(Debug)]
+pub struct Synced(Vec<(PathBuf, tempfile::NamedTempFile)>);
+
+impl Synced {
+    /// Renames the files over their targets, in the order given.
+    pub fn persist(self) -> Result<(), FsError> {
+        for (path, tmp) in self.0 {
+            tmp.persist(&path)
+                .map_err(|e| fs_err("replace", &path)(e.error))?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `files` beside their targets and syncs them all (see
+/// [`write_atomic_all`]).
+pub fn write_synced(files: &[(&Path, &str)]) -> Result<Synced, FsError> {
     let mut staged = Vec::with_capacity(files.len());
     for (path, contents) in files {
         let tmp = stage(path, contents.as_bytes(), PENDING).map_err(fs_err("write", path))?;
@@ -82,11 +108,12 @@ pub fn write_atomic_all(files: &[(&Path, &str)]) -> Result<(), FsError> {
             result
         })?;
     }
-    for (path, tmp) in staged {
-        tmp.persist(path)
-            .map_err(|e| fs_err("replace", path)(e.error))?;
-    }
-    Ok(())
+    Ok(Synced(
+        staged
+            .into_iter()
+            .map(|(path, tmp)| (path.to_path_buf(), tmp))
+            .collect(),
+    ))
 }
 
 /// The prefix of the files [`write_atomic_all`] stages beside a project's

@@ -254,6 +254,37 @@ fn a_killed_runs_pending_lock_is_swept_by_the_next_run() {
     f.ok(&["verify"]);
 }
 
+/// The lock and the manifest are written and synced while the trees are
+/// staged, and renamed into place only once every tree is: an install
+/// that fails in between leaves both as they were, and nothing pending.
+#[test]
+fn an_install_that_fails_after_resolving_writes_neither_lock_nor_manifest() {
+    let f = project();
+    let manifest = read(&f.project.join("skills.toml"));
+    // Resolving succeeds; creating the install root does not.
+    f.write(&f.project, ".agents", "not a directory");
+    let out = f.skillpm(&["add", "./vendor/alpha"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(".agents/skills: Not a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(read(&f.project.join("skills.toml")), manifest);
+    assert!(!f.project.join("skills.lock").exists());
+    let left: Vec<String> = std::fs::read_dir(&f.project)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".skillpm"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // Once the root can be made, the same add goes through.
+    std::fs::remove_file(f.project.join(".agents")).unwrap();
+    f.ok(&["add", "./vendor/alpha"]);
+    assert!(read(&f.project.join("skills.lock")).contains("alpha"));
+}
+
 #[test]
 fn hostile_local_files_cost_an_error_not_memory_or_a_hang() {
     // A lock or manifest that is /dev/zero, and a symlink to /dev/zero

@@ -1,14 +1,15 @@
 //! `install` and `update`, and the pipeline every command that changes
 //! disk goes through: resolve (lock first) → plan (lock vs disk) → prepare
 //! (cache, or fetch + verify + unpack, in parallel) → apply (stage, swap)
-//! → write the lock (temp file + rename). The lock is written last, so an
-//! interrupted run leaves each skill either old or new and a lock that the
-//! next run repairs against.
+//! → write the lock (a temporary file, written and synced while the trees
+//! are prepared, then renamed). The lock is renamed into place last, so
+//! an interrupted run leaves each skill either old or new and a lock that
+//! the next run repairs against.
 
 use super::{parse_name, runtime, Options, Summary};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::fs::write_atomic_all;
+use crate::fs::{write_synced, FsError, Synced};
 use crate::install::{self, Action, Plan, Prepared, Staged};
 use crate::project::lockfile::{LockedSkill, Lockfile};
 use crate::project::manifest::Manifest;
@@ -18,6 +19,8 @@ use crate::resolve::{self, Refresh};
 use crate::source::Sources;
 use skillpm_core::name::SkillName;
 use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::Instant;
 
 /// `skillpm install`: make disk match the lock (resolving only what the
@@ -157,50 +160,56 @@ impl<'a> Run<'a> {
             install::sweep_leftovers(&p.root);
         }
         crate::fs::sweep_pending(&project.dir);
-        // Only the first root holds trees; the others link to it.
-        let needed: Vec<&LockedSkill> = plans
-            .first()
-            .map(|p| p.needed().collect())
-            .unwrap_or_default();
-        let mut prepared = Prepared::default();
-        let mut cache_guard = None;
-        if let (Some(first), false) = (plans.first(), needed.is_empty()) {
-            let root = &first.root;
-            std::fs::create_dir_all(root).map_err(Error::io(root))?;
-            cache_guard = Some(self.cache.lock()?);
-            prepared = self.rt.block_on(install::prepare(
-                &self.cache,
-                &self.sources,
-                root,
-                &needed,
-                &resolved.packed,
-                reporter,
-            ))?;
-        }
-        let Prepared { trees, to_cache } = prepared;
-        // Tarballs packed this run are cached beside the swaps and the
-        // lock's fsync, which mostly wait on the disk, rather than in
-        // front of them; the cache lock is held until they are stored.
+        let writes = self.writes(&old_text, &new, manifest_text);
         let (done, cache_failures) = std::thread::scope(|scope| {
+            // The lock and the manifest are known now: they are written
+            // and synced (a journal commit, mostly waiting on the disk)
+            // while the trees are prepared and swapped, and renamed into
+            // place only once every tree is. A run that fails before
+            // then drops them unrenamed.
+            let syncing = writes.start(scope);
+            // Only the first root holds trees; the others link to it.
+            let needed: Vec<&LockedSkill> = plans
+                .first()
+                .map(|p| p.needed().collect())
+                .unwrap_or_default();
+            let mut cache_guard = None;
+            let mut prepared = Prepared::default();
+            if let (Some(first), false) = (plans.first(), needed.is_empty()) {
+                let root = &first.root;
+                std::fs::create_dir_all(root).map_err(Error::io(root))?;
+                cache_guard = Some(self.cache.lock()?);
+                prepared = self.rt.block_on(install::prepare(
+                    &self.cache,
+                    &self.sources,
+                    root,
+                    &needed,
+                    &resolved.packed,
+                    reporter,
+                ))?;
+            }
+            let Prepared { trees, to_cache } = prepared;
+            // Tarballs packed this run are cached beside the swaps, which
+            // mostly wait on the disk, rather than in front of them; the
+            // cache lock is held until they are stored.
             let caching = (!to_cache.is_empty())
-                .then(|| scope.spawn(|| self.cache.store_tarballs(&to_cache)));
+                .then(|| scope.spawn(move || self.cache.store_tarballs(&to_cache)));
             let ready = Ready {
                 plans,
                 staged: trees,
                 mode,
                 old: &old,
-                old_text: old_text.as_deref(),
                 new: &new,
             };
-            let done = self.commit(ready, reporter, manifest_text);
+            let done = self.commit(ready, reporter, syncing);
             let failures = match caching.map(|h| h.join()) {
                 Some(Ok(failures)) => failures,
                 Some(Err(panic)) => std::panic::resume_unwind(panic),
                 None => Vec::new(),
             };
-            (done, failures)
-        });
-        drop(cache_guard);
+            drop(cache_guard);
+            Ok::<_, Error>((done, failures))
+        })?;
         let mut warnings: Vec<String> = cache_failures.iter().map(|e| e.to_string()).collect();
         warnings.sort();
         for e in warnings {
@@ -213,23 +222,47 @@ impl<'a> Run<'a> {
         Ok(summary)
     }
 
-    /// Swaps the staged trees into every root, then writes the lock and
-    /// the manifest behind one barrier.
+    /// The lock and the manifest this run writes, decided by the new lock
+    /// alone: nothing under `--locked` or `--frozen`, no lock that would
+    /// be unchanged (or empty where none was).
+    fn writes(
+        &self,
+        old_text: &Option<String>,
+        new: &Lockfile,
+        manifest_text: impl FnOnce(&Lockfile) -> Option<String>,
+    ) -> Writes {
+        let project = self.project;
+        let new_text = new.to_toml_string();
+        let empty_and_absent = old_text.is_none() && new.skills.is_empty();
+        let mut files = Vec::new();
+        let lock = old_text.as_deref() != Some(new_text.as_str())
+            && !self.opts.locked
+            && !self.opts.frozen
+            && !empty_and_absent;
+        if lock {
+            files.push((project.lock_path.clone(), new_text));
+        }
+        if let Some(text) = manifest_text(new) {
+            files.push((project.manifest_path.clone(), text));
+        }
+        Writes { files, lock }
+    }
+
+    /// Swaps the staged trees into every root, then puts the lock and the
+    /// manifest in place, once they are synced.
     fn commit(
         &self,
         ready: Ready<'_>,
         reporter: &dyn Reporter,
-        manifest_text: impl FnOnce(&Lockfile) -> Option<String>,
+        syncing: Syncing<'_, '_>,
     ) -> Result<Summary> {
         let Ready {
             mut plans,
             mut staged,
             mode,
             old,
-            old_text,
             new,
         } = ready;
-        let project = self.project;
         let mut summary = Summary::default();
         for p in &mut plans {
             let applied = apply(p, &mut staged, mode, reporter, &mut summary);
@@ -244,23 +277,66 @@ impl<'a> Run<'a> {
                     .push((n.name.to_string(), describe(o), describe(n)));
             }
         }
-        let new_text = new.to_toml_string();
-        let empty_and_absent = old_text.is_none() && new.skills.is_empty();
-        let mut files = Vec::new();
-        if old_text != Some(new_text.as_str())
-            && !self.opts.locked
-            && !self.opts.frozen
-            && !empty_and_absent
-        {
-            files.push((project.lock_path.as_path(), new_text.as_str()));
-            summary.lock_written = true;
-        }
-        let manifest_text = manifest_text(new);
-        if let Some(text) = &manifest_text {
-            files.push((project.manifest_path.as_path(), text.as_str()));
-        }
-        write_atomic_all(&files)?;
+        summary.lock_written = syncing.finish()?;
         Ok(summary)
+    }
+}
+
+/// The files a run writes once everything is installed, and whether the
+/// lock is among them.
+struct Writes {
+    files: Vec<(PathBuf, String)>,
+    lock: bool,
+}
+
+impl Writes {
+    /// Writes and syncs the files on a thread of `scope` (here, at the
+    /// end, if no thread can start).
+    fn start<'scope, 'env>(
+        &'env self,
+        scope: &'scope Scope<'scope, 'env>,
+    ) -> Syncing<'scope, 'env> {
+        let thread = (!self.files.is_empty())
+            .then(|| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, || write_synced(&self.paired()))
+                    .ok()
+            })
+            .flatten();
+        Syncing {
+            writes: self,
+            thread,
+        }
+    }
+
+    fn paired(&self) -> Vec<(&Path, &str)> {
+        self.files
+            .iter()
+            .map(|(p, t)| (p.as_path(), t.as_str()))
+            .collect()
+    }
+}
+
+/// [`Writes`] under way.
+struct Syncing<'scope, 'env> {
+    writes: &'env Writes,
+    thread: Option<ScopedJoinHandle<'scope, std::result::Result<Synced, FsError>>>,
+}
+
+impl Syncing<'_, '_> {
+    /// Renames the synced files into place; returns whether the lock was
+    /// among them.
+    fn finish(self) -> Result<bool> {
+        if self.writes.files.is_empty() {
+            return Ok(false);
+        }
+        let synced = match self.thread.map(ScopedJoinHandle::join) {
+            Some(Ok(synced)) => synced,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => write_synced(&self.writes.paired()),
+        };
+        synced?.persist()?;
+        Ok(self.writes.lock)
     }
 }
 
@@ -270,7 +346,6 @@ struct Ready<'a> {
     staged: HashMap<SkillName, Staged>,
     mode: install::LinkMode,
     old: &'a Lockfile,
-    old_text: Option<&'a str>,
     new: &'a Lockfile,
 }
 
