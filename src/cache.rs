@@ -255,15 +255,6 @@ impl Cache {
         Ok(())
     }
 
-    /// Stores each tarball; a failure costs only a later repack, so it is
-    /// returned for a warning rather than ending the run.
-    pub fn store_tarballs(&self, tarballs: &[Verified]) -> Vec<CacheError> {
-        tarballs
-            .iter()
-            .filter_map(|t| self.store_tarball(t).err())
-            .collect()
-    }
-
     /// Directory for per-registry index copies.
     pub fn index_dir(&self, registry_url: &str) -> PathBuf {
         self.root.join(INDEX).join(short_hash(registry_url))

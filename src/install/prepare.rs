@@ -4,7 +4,7 @@
 //! its source — in parallel, while other downloads go on.
 
 use super::{Marker, MARKER};
-use crate::cache::Cache;
+use crate::cache::{Cache, CacheError};
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::report::{Event, Reporter};
 use crate::source::{check_identity, verify, SourceError, Sources, Verified};
@@ -42,21 +42,21 @@ enum Local {
     Absent,
 }
 
-/// Each needed skill's staged tree, and the tarballs packed on this machine
-/// this run, which are not yet in the cache.
+/// Each needed skill's staged tree, and why any tarball packed on this
+/// machine this run could not be cached.
 #[derive(Debug, Default)]
 pub struct Prepared {
     pub trees: HashMap<SkillName, Staged>,
-    /// Already in memory and not needed to finish the install: the caller
-    /// stores them while the swaps and the lock's fsync run, not before
-    /// (see `Cache::store_tarballs`).
-    pub to_cache: Vec<Verified>,
+    /// A tarball packed here that the cache could not take: it costs only
+    /// a later repack, so the caller warns rather than failing the run.
+    pub not_cached: Vec<CacheError>,
 }
 
-/// Stages every skill in `needed` inside `root` (which must exist). The
-/// tarball of a fetched package is cached after it unpacked and checked,
-/// so a refused package leaves nothing behind that a later run could
-/// trust; one packed here (git, path) is handed back in `to_cache` instead.
+/// Stages every skill in `needed` inside `root` (which must exist), and
+/// caches each tarball once its tree is staged and checked, so a refused
+/// package leaves nothing behind that a later run could trust. Failing to
+/// cache a fetched package fails the run (it would be fetched again on
+/// every run); one packed here (git, path) only warns.
 pub async fn prepare(
     cache: &Cache,
     sources: &Sources,
@@ -106,8 +106,8 @@ pub async fn prepare(
             async move {
                 let (locked, store) = (s.clone(), cache.clone());
                 // Made on this machine, from a repository or a directory,
-                // rather than downloaded: bounded by what was fetched, so
-                // held until the trees are in place and cached then.
+                // rather than downloaded: the cache only saves packing it
+                // again.
                 let made_here = matches!(local, Local::Packed(_))
                     || matches!(
                         s.source,
@@ -137,7 +137,7 @@ pub async fn prepare(
                         return Ok((staged, None));
                     }
                     if made_here {
-                        return Ok((staged, Some(v)));
+                        return Ok((staged, cache.store_tarball(&v).err()));
                     }
                     cache.store_tarball(&v)?;
                     Ok::<_, SourceError>((staged, None))
@@ -147,7 +147,7 @@ pub async fn prepare(
             }
         })
         .buffer_unordered(FETCH_CONCURRENCY)
-        .try_collect::<Vec<(SkillName, (Staged, Option<Verified>))>>();
+        .try_collect::<Vec<(SkillName, (Staged, Option<CacheError>))>>();
     let yank_warnings = async {
         for (url, packages) in yank_queries {
             for p in sources.registry.yanked_among(url, packages).await {
@@ -166,9 +166,9 @@ pub async fn prepare(
         reporter.downloads_finished();
     }
     let mut prepared = Prepared::default();
-    for (name, (staged, uncached)) in done {
+    for (name, (staged, not_cached)) in done {
         prepared.trees.insert(name, staged);
-        prepared.to_cache.extend(uncached);
+        prepared.not_cached.extend(not_cached);
     }
     Ok(prepared)
 }

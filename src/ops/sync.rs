@@ -129,6 +129,7 @@ impl<'a> Run<'a> {
             Some(t) => Lockfile::parse(t, &project.lock_path).map_err(ProjectError::from)?,
             None => Lockfile::default(),
         };
+        self.sources.git.warm_for(&old.skills);
         let resolved = self.rt.block_on(resolve::resolve(
             project,
             manifest,
@@ -188,12 +189,7 @@ impl<'a> Run<'a> {
                     reporter,
                 ))?;
             }
-            let Prepared { trees, to_cache } = prepared;
-            // Tarballs packed this run are cached beside the swaps, which
-            // mostly wait on the disk, rather than in front of them; the
-            // cache lock is held until they are stored.
-            let caching = (!to_cache.is_empty())
-                .then(|| scope.spawn(move || self.cache.store_tarballs(&to_cache)));
+            let Prepared { trees, not_cached } = prepared;
             let ready = Ready {
                 plans,
                 staged: trees,
@@ -202,13 +198,8 @@ impl<'a> Run<'a> {
                 new: &new,
             };
             let done = self.commit(ready, reporter, syncing);
-            let failures = match caching.map(|h| h.join()) {
-                Some(Ok(failures)) => failures,
-                Some(Err(panic)) => std::panic::resume_unwind(panic),
-                None => Vec::new(),
-            };
             drop(cache_guard);
-            Ok::<_, Error>((done, failures))
+            Ok::<_, Error>((done, not_cached))
         })?;
         let mut warnings: Vec<String> = cache_failures.iter().map(|e| e.to_string()).collect();
         warnings.sort();

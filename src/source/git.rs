@@ -29,7 +29,7 @@ use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use crate::project::spec::{GitRef, GitUrl};
 use fetch::History;
-use skillpm_core::archive::{self, Limits};
+use skillpm_core::archive::{self, Format, Limits};
 use skillpm_core::checksum::Verified;
 use skillpm_core::name::SkillName;
 use std::collections::{HashMap, HashSet};
@@ -227,6 +227,15 @@ fn holder(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
     [clone_dir(cache, url), commits_dir(cache, url)]
         .into_iter()
         .find(|repo| holds(repo, url, commit))
+}
+
+/// Whether the cache holds no repository of `url`: neither the clone
+/// nor the commits fetched alone (one that does answers a restore from
+/// disk, most often).
+fn lacks_repos(cache: &Cache, url: &GitUrl) -> bool {
+    [clone_dir(cache, url), commits_dir(cache, url)]
+        .iter()
+        .all(|repo| !repo.join("HEAD").is_file())
 }
 
 fn holds(repo: &Path, url: &GitUrl, commit: &str) -> bool {
@@ -549,6 +558,27 @@ impl GitSource {
 }
 
 impl GitSource {
+    /// Starts the fetch client as soon as a lock is read, when it pins a
+    /// commit whose tree the cache holds neither as a tarball nor in a
+    /// repository: a restore that will fetch then sets the client up (TLS
+    /// roots, its thread) beside the planning and the cache lookups rather
+    /// than in front of its one request. Decided once per run, as every
+    /// warm-up is ([`fetch::warm`]).
+    pub fn warm_for(&self, skills: &[LockedSkill]) {
+        if self.offline {
+            return;
+        }
+        let fetched = skills.iter().find_map(|s| match &s.source {
+            LockedSource::Git { url, .. } if !self.cache.has_tarball(&s.checksum, Format::Tar) => {
+                Some(url)
+            }
+            _ => None,
+        });
+        if let Some(url) = fetched {
+            fetch::warm(url, || lacks_repos(&self.cache, url));
+        }
+    }
+
     /// Every skill in `url` at `reference` (default: the remote HEAD), for
     /// `add` without `--path`. Uses the run's one fetch of `url`.
     pub async fn discover(
@@ -637,7 +667,7 @@ impl Source for GitSource {
         };
         let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
         if !self.offline {
-            fetch::warm(url, || !clone_dir(&self.cache, url).join("HEAD").is_file());
+            fetch::warm(url, || lacks_repos(&self.cache, url));
         }
         let held = cell
             .get_or_try_init(|| {
