@@ -35,6 +35,18 @@ fn installed(f: &Fixture, name: &str) -> PathBuf {
     f.project_root().join(name)
 }
 
+/// The names in `dir` that start with one of `prefixes`, sorted.
+fn names_starting(dir: &Path, prefixes: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| prefixes.iter().any(|p| n.starts_with(p)))
+        .collect();
+    names.sort();
+    names
+}
+
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -242,14 +254,10 @@ fn a_killed_runs_pending_lock_is_swept_by_the_next_run() {
     f.write(&f.project, ".skillpm-pending-Ab12Cd", "[[skill]]\nkilled");
     f.write(&f.project, ".tmp-users-own", "kept");
     f.ok(&["add", "./vendor/beta"]);
-    let mut dotted: Vec<String> = std::fs::read_dir(&f.project)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".skillpm") || n.starts_with(".tmp"))
-        .collect();
-    dotted.sort();
-    assert_eq!(dotted, [".tmp-users-own"]);
+    assert_eq!(
+        names_starting(&f.project, &[".skillpm", ".tmp"]),
+        [".tmp-users-own"]
+    );
     assert!(read(&f.project.join("skills.lock")).contains("beta"));
     f.ok(&["verify"]);
 }
@@ -272,12 +280,7 @@ fn an_install_that_fails_after_resolving_writes_neither_lock_nor_manifest() {
     );
     assert_eq!(read(&f.project.join("skills.toml")), manifest);
     assert!(!f.project.join("skills.lock").exists());
-    let left: Vec<String> = std::fs::read_dir(&f.project)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".skillpm"))
-        .collect();
+    let left = names_starting(&f.project, &[".skillpm"]);
     assert!(left.is_empty(), "{left:?}");
     // Once the root can be made, the same add goes through.
     std::fs::remove_file(f.project.join(".agents")).unwrap();

@@ -81,6 +81,13 @@ pub async fn prepare(
             (s, local)
         })
         .collect();
+    // Those to fetch are known now: a git one starts its fetch client
+    // beside the rest of the set-up rather than in front of its request.
+    sources.git.warm_for(
+        work.iter()
+            .filter(|(_, local)| matches!(local, Local::Absent))
+            .map(|(s, _)| *s),
+    );
     // Registry packages that will be downloaded: asked about yanks in one
     // query per registry, beside the downloads.
     let mut yank_queries: BTreeMap<&str, Vec<PackageVersion>> = BTreeMap::new();

@@ -129,7 +129,6 @@ impl<'a> Run<'a> {
             Some(t) => Lockfile::parse(t, &project.lock_path).map_err(ProjectError::from)?,
             None => Lockfile::default(),
         };
-        self.sources.git.warm_for(&old.skills);
         let resolved = self.rt.block_on(resolve::resolve(
             project,
             manifest,

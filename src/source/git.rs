@@ -29,7 +29,7 @@ use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use crate::project::spec::{GitRef, GitUrl};
 use fetch::History;
-use skillpm_core::archive::{self, Format, Limits};
+use skillpm_core::archive::{self, Limits};
 use skillpm_core::checksum::Verified;
 use skillpm_core::name::SkillName;
 use std::collections::{HashMap, HashSet};
@@ -558,20 +558,18 @@ impl GitSource {
 }
 
 impl GitSource {
-    /// Starts the fetch client as soon as a lock is read, when it pins a
-    /// commit whose tree the cache holds neither as a tarball nor in a
-    /// repository: a restore that will fetch then sets the client up (TLS
-    /// roots, its thread) beside the planning and the cache lookups rather
+    /// Starts the fetch client for the first git package among `to_fetch`
+    /// (locked packages whose tarballs the cache lacks) when the cache
+    /// holds no repository of its URL either: a restore then sets the
+    /// client up (TLS roots, its thread) beside its other set-up rather
     /// than in front of its one request. Decided once per run, as every
     /// warm-up is ([`fetch::warm`]).
-    pub fn warm_for(&self, skills: &[LockedSkill]) {
+    pub fn warm_for<'a>(&self, to_fetch: impl IntoIterator<Item = &'a LockedSkill>) {
         if self.offline {
             return;
         }
-        let fetched = skills.iter().find_map(|s| match &s.source {
-            LockedSource::Git { url, .. } if !self.cache.has_tarball(&s.checksum, Format::Tar) => {
-                Some(url)
-            }
+        let fetched = to_fetch.into_iter().find_map(|s| match &s.source {
+            LockedSource::Git { url, .. } => Some(url),
             _ => None,
         });
         if let Some(url) = fetched {
