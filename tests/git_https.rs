@@ -40,8 +40,13 @@ fn multi_repo(f: &Fixture, server: &GitHttps) -> PathBuf {
 
 /// The commit `rev` names in `repo`.
 fn rev_parse(repo: &Path, rev: &str) -> String {
+    object_id(repo, &format!("{rev}^{{commit}}"))
+}
+
+/// The object `rev` (`COMMIT:PATH` for a tree) names in `repo`.
+fn object_id(repo: &Path, rev: &str) -> String {
     let out = std::process::Command::new("git")
-        .args(["rev-parse", &format!("{rev}^{{commit}}")])
+        .args(["rev-parse", rev])
         .current_dir(repo)
         .output()
         .expect("git rev-parse");
@@ -172,6 +177,81 @@ fn locked_install_from_https_lock() {
     assert_eq!(server.requests(), [], "the locked commit is cached");
     assert_in_process(&log);
     assert_installed_trees(&warm, &repo);
+}
+
+/// Whether the bare repository `git_dir` holds the object `id`.
+fn has_object(git_dir: &Path, id: &str) -> bool {
+    std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["cat-file", "-e", id])
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// The lock records each git skill's tree (`git rev-parse COMMIT:PATH`),
+/// and a cold restore asks for those trees alone: one request, and the
+/// cache then holds the trees but not the commit. A tree the server does
+/// not have (a lock edited by hand, say) costs a request, and the commit
+/// is fetched instead; a lock without trees (written before they were
+/// recorded) fetches the commit, as it always did.
+#[test]
+fn a_restore_fetches_the_locked_trees_alone() {
+    let server = GitHttps::start();
+    let (f, log, repo, cold) = added_then_cold(&server);
+    let head = rev_parse(&repo, "HEAD");
+    let skills = lock_skills(&f.project);
+    let mut trees = Vec::new();
+    for s in &skills {
+        let path = s["path"].as_str().unwrap();
+        let want = object_id(&repo, &format!("{head}:{path}"));
+        assert_eq!(s["tree"].as_str(), Some(want.as_str()), "{s:?}");
+        trees.push(want);
+    }
+    let posts = || server.counts().get("/multi.git/git-upload-pack").copied();
+    f.ok(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
+    assert_eq!(posts(), Some(1), "{:?}", server.requests());
+    assert_in_process(&log);
+    assert_installed_trees(&cold, &repo);
+    assert_eq!(lock_skills(&cold), skills);
+    let git = f.cache.join("skillpm/git-v1");
+    let alone = std::fs::read_dir(&git)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".commits"))
+        .expect("the repository of objects fetched alone");
+    for t in &trees {
+        assert!(has_object(&alone, t), "tree {t}");
+    }
+    assert!(!has_object(&alone, &head), "the commit was fetched");
+
+    let lock = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
+    for (name, text) in [
+        ("bogus", lock.replace(&trees[0], &"0".repeat(40))),
+        (
+            "untreed",
+            lock.lines()
+                .filter(|l| !l.starts_with("tree = "))
+                .map(|l| format!("{l}\n"))
+                .collect(),
+        ),
+    ] {
+        let dir = f.root().join(name);
+        copy_project(&f.project, &dir);
+        std::fs::write(dir.join("skills.lock"), &text).unwrap();
+        std::fs::remove_dir_all(f.cache.join("skillpm")).unwrap();
+        server.clear();
+        f.ok(&["-C", dir.to_str().unwrap(), "install", "--locked"]);
+        let asked = if name == "bogus" { 2 } else { 1 };
+        assert_eq!(posts(), Some(asked), "{name}: {:?}", server.requests());
+        assert_installed_trees(&dir, &repo);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("skills.lock")).unwrap(),
+            text
+        );
+    }
+    assert_in_process(&log);
 }
 
 /// Commits `len` bytes of incompressible noise at `path` in `repo`.

@@ -81,9 +81,10 @@ pub async fn prepare(
             (s, local)
         })
         .collect();
-    // Those to fetch are known now: a git one starts its fetch client
-    // beside the rest of the set-up rather than in front of its request.
-    sources.git.warm_for(
+    // Those to fetch are known now: the git source groups their trees
+    // into one request per commit, and starts its fetch client beside the
+    // rest of the set-up rather than in front of that request.
+    sources.git.will_fetch(
         work.iter()
             .filter(|(_, local)| matches!(local, Local::Absent))
             .map(|(s, _)| *s),
@@ -277,6 +278,7 @@ mod tests {
             },
             checksum: Checksum::of_bytes(bytes),
             path: None,
+            tree: None,
         }
     }
 

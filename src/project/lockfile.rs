@@ -40,6 +40,13 @@ pub struct LockedSkill {
     pub checksum: Checksum,
     /// Subdirectory inside a git repository; only for git sources.
     pub path: Option<String>,
+    /// The id of the git tree at `path` of the commit; only for git
+    /// sources, and absent from locks written before it was recorded. A
+    /// restore asks the server for these trees alone (protocol v2 takes
+    /// any object id as a want): no commit, no `deepen`, and only the
+    /// skills' directories of a large repository. The checksum still
+    /// decides what is installed.
+    pub tree: Option<String>,
 }
 
 /// Where a locked skill came from, pinned exactly.
@@ -138,8 +145,10 @@ pub enum LockfileErrorKind {
         #[source]
         source: SpecError,
     },
-    #[error("skill `{0}` has `path` but is not a git source; remove the `path` line")]
-    PathWithoutGit(String),
+    #[error("skill `{name}` has `{key}` but is not a git source; remove the `{key}` line")]
+    GitKeyElsewhere { name: String, key: &'static str },
+    #[error("skill `{name}`: invalid tree `{}`: expected 40 lowercase hex digits", show(.tree))]
+    BadTree { name: String, tree: String },
     #[error("skill `{name}` has `{key}`, which only well-known sources have; regenerate the lockfile with `skillpm install`")]
     WellKnownKeyElsewhere { name: String, key: &'static str },
     #[error(
@@ -273,8 +282,8 @@ fn string_field<'t>(
     Ok((s, k, v))
 }
 
-const SKILL_KEYS: [&str; 7] = [
-    "name", "version", "source", "path", "artifact", "digest", "checksum",
+const SKILL_KEYS: [&str; 8] = [
+    "name", "version", "source", "path", "tree", "artifact", "digest", "checksum",
 ];
 
 fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), LockfileError> {
@@ -360,13 +369,29 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
     let (sum_s, k, v) = string_field(cx, table, "checksum")?;
     let checksum =
         Checksum::parse(sum_s).map_err(|e| cx.at(k, v, LockfileErrorKind::BadChecksum(e)))?;
-    let path = match table.get_key_value("path") {
+    // Keys only a git source has: a string each, or absent.
+    let git_key = |key: &'static str| -> Result<Option<(&str, &Key, &Item)>, LockfileError> {
+        if table.get_key_value(key).is_none() {
+            return Ok(None);
+        }
+        let (s, k, v) = string_field(cx, table, key)?;
+        if !matches!(source, LockedSource::Git { .. }) {
+            let name = name.to_string();
+            return Err(cx.at(k, v, LockfileErrorKind::GitKeyElsewhere { name, key }));
+        }
+        Ok(Some((s, k, v)))
+    };
+    let tree = match git_key("tree")? {
         None => None,
-        Some(_) => {
-            let (p, k, v) = string_field(cx, table, "path")?;
-            if !matches!(source, LockedSource::Git { .. }) {
-                return Err(cx.at(k, v, LockfileErrorKind::PathWithoutGit(name.to_string())));
-            }
+        Some((t, _, _)) if is_full_commit(t) => Some(t.to_string()),
+        Some((t, k, v)) => {
+            let (name, tree) = (name.to_string(), t.to_string());
+            return Err(cx.at(k, v, LockfileErrorKind::BadTree { name, tree }));
+        }
+    };
+    let path = match git_key("path")? {
+        None => None,
+        Some((p, k, v)) => {
             spec::check_subpath(p).map_err(|source| {
                 cx.at(
                     k,
@@ -387,6 +412,7 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
             source,
             checksum,
             path,
+            tree,
         },
         name_line,
     ))
@@ -483,6 +509,9 @@ impl Lockfile {
             push_kv(&mut out, "source", &s.source.to_string());
             if let Some(p) = &s.path {
                 push_kv(&mut out, "path", p);
+            }
+            if let Some(t) = &s.tree {
+                push_kv(&mut out, "tree", t);
             }
             if let LockedSource::WellKnown {
                 artifact, digest, ..

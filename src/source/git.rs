@@ -7,7 +7,9 @@
 //! limited to the transports the spec allowlist accepts (`file` only when
 //! the user asked for a `file://` URL), and with prompts disabled;
 //! everything it prints is read through a cap ([`process`]). A locked
-//! commit that is already in the clone needs no network at all.
+//! commit that is already in the clone needs no network at all; one that
+//! is not is fetched alone, and when the lock records the skills' trees,
+//! those trees alone, one request per commit.
 //!
 //! Refs and commits are resolved in process ([`objects`]), and each skill's
 //! tree is read from the raw objects ([`export`]: no `.gitattributes`
@@ -32,7 +34,7 @@ use fetch::History;
 use skillpm_core::archive::{self, Limits};
 use skillpm_core::checksum::Verified;
 use skillpm_core::name::SkillName;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -208,13 +210,14 @@ fn rev_parse(repo: &Path, url: &GitUrl, rev: &str) -> Result<Option<String>, Sou
     Ok(is_full_commit(&id).then_some(id))
 }
 
-/// Where a restore keeps the commits it fetched alone: a bare repository
-/// beside the clone of `url`. Those commits arrive without their history
-/// (the protocol's `deepen 1`), so they stay out of the clone, whose
-/// `shallow` file lists each commit of its own that lacks its parents
-/// (`git`, which may fetch into the clone too, trusts that list); nothing
-/// but [`fetch_commit`] writes here and nothing reads more than a commit's
-/// tree.
+/// Where a restore keeps the commits and trees it fetched alone: a bare
+/// repository beside the clone of `url`. Those commits arrive without
+/// their history (the protocol's `deepen 1`), and those trees without a
+/// commit, so they stay out of the clone, whose `shallow` file lists each
+/// commit of its own that lacks its parents (`git`, which may fetch into
+/// the clone too, trusts that list); nothing but [`fetch_commit`] and
+/// [`tree_holder`] writes here and nothing reads more than a commit's
+/// tree or a tree.
 fn commits_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
     let mut dir = clone_dir(cache, url).into_os_string();
     dir.push(".commits");
@@ -257,12 +260,14 @@ fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
     .then_some(repo)
 }
 
-/// A skill packed from a commit: what it says it is, and its canonical tar.
+/// A skill packed from a commit: what it says it is, its canonical tar,
+/// and the id of the git tree it was packed from.
 #[derive(Clone)]
 struct Packed {
     name: SkillName,
     version: semver::Version,
     tree: Verified,
+    tree_id: String,
 }
 
 /// Exports `subpath` of `commit` (through the commit's shared listing and
@@ -274,27 +279,98 @@ fn pack_commit(
     subpath: Option<&str>,
     limits: &Limits,
 ) -> Result<Packed, SourceError> {
-    let shown = format!(
-        "{}@{}:{}",
-        url.redacted(),
-        &commit[..12.min(commit.len())],
-        subpath.unwrap_or(".")
-    );
-    // A tree over a cap is named, as a refused registry package is.
-    let tree = export::tree(shared, url, subpath, limits).map_err(|e| match e {
+    let shown = shown(url, commit, subpath);
+    let entries = export::tree(shared, url, subpath, limits).map_err(refused(&shown))?;
+    let tree_id = shared.tree_id(url, subpath)?;
+    packed(entries, &shown, tree_id.to_string())
+}
+
+/// Exports the tree `tree` of `commit` (a skill's directory the lock
+/// records, fetched alone) and packs it; `None` when the repository does
+/// not hold that tree.
+fn pack_tree(
+    shared: &export::Shared,
+    url: &GitUrl,
+    commit: &str,
+    tree: &str,
+    subpath: Option<&str>,
+    limits: &Limits,
+) -> Result<Option<Packed>, SourceError> {
+    let shown = shown(url, commit, subpath);
+    let id = gix::ObjectId::from_hex(tree.as_bytes())
+        .map_err(|e| objects::error("reading", url, format!("tree {tree:?}: {e}")))?;
+    match export::tree_by_id(shared, url, id, limits).map_err(refused(&shown))? {
+        Some(entries) => packed(entries, &shown, tree.to_string()).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// How a skill of a commit is named in errors.
+fn shown(url: &GitUrl, commit: &str, subpath: Option<&str>) -> String {
+    let short = &commit[..12.min(commit.len())];
+    format!("{}@{short}:{}", url.redacted(), subpath.unwrap_or("."))
+}
+
+/// A tree over a cap is named, as a refused registry package is.
+fn refused(shown: &str) -> impl Fn(SourceError) -> SourceError + '_ {
+    move |e| match e {
         SourceError::Unpack(source) => SourceError::Refused {
-            package: shown.clone(),
+            package: shown.to_string(),
             source,
         },
         other => other,
-    })?;
-    let (name, version) = super::verify::identify_entries(&tree, &shown)?;
-    // `tree` kept within the unpacked-size and entry caps.
+    }
+}
+
+/// The exported `entries` (already within the unpacked-size and entry
+/// caps) as a skill: identified by its `SKILL.md`, and packed.
+fn packed(
+    entries: Vec<archive::MemEntry>,
+    shown: &str,
+    tree_id: String,
+) -> Result<Packed, SourceError> {
+    let (name, version) = super::verify::identify_entries(&entries, shown)?;
     Ok(Packed {
         name,
         version,
-        tree: Verified::of(archive::tar_entries(tree)?),
+        tree: Verified::of(archive::tar_entries(entries)?),
+        tree_id,
     })
+}
+
+/// The repository in the cache that holds every tree in `wanted` (the
+/// clone, or the one [`fetch_commit`] fills), fetching there those it
+/// lacks, in one request, unless `offline`. `None`: the commit is
+/// fetched instead.
+fn tree_holder(cache: &Cache, url: &GitUrl, wanted: &[String], offline: bool) -> Option<PathBuf> {
+    let lacking = |repo: &Path| -> Vec<&str> {
+        let opened = match repo.join("HEAD").is_file() {
+            true => objects::open(repo, url).ok(),
+            false => None,
+        };
+        let Some(opened) = opened else {
+            return wanted.iter().map(String::as_str).collect();
+        };
+        let r = opened.to_thread_local();
+        wanted
+            .iter()
+            .filter(|t| !gix::ObjectId::from_hex(t.as_bytes()).is_ok_and(|id| r.has_object(id)))
+            .map(String::as_str)
+            .collect()
+    };
+    let (clone, alone) = (clone_dir(cache, url), commits_dir(cache, url));
+    if lacking(&clone).is_empty() {
+        return Some(clone);
+    }
+    let missing = lacking(&alone);
+    if missing.is_empty() {
+        return Some(alone);
+    }
+    if offline || !fetch::handles(url) {
+        return None;
+    }
+    fetch::fetch_trees(&alone, url, &missing).ok()?;
+    lacking(&alone).is_empty().then_some(alone)
 }
 
 /// A skill found in a repository by [`GitSource::discover`].
@@ -426,6 +502,15 @@ pub struct GitSource {
     trees: Memo<Arc<export::Shared>>,
     /// `url#commit:path` → the packed skill.
     packs: Memo<Packed>,
+    /// `url#commit` → the trees of that commit the lock records for the
+    /// packages this run fetches ([`GitSource::will_fetch`]).
+    planned: Mutex<HashMap<String, BTreeSet<String>>>,
+    /// `url#commit` → the repository holding those trees, fetched alone
+    /// when none does; `None`: the commit is fetched instead.
+    tree_sets: Memo<Option<PathBuf>>,
+    /// `url#tree` → the skill packed from that tree; `None` when the
+    /// repository that holds its commit's trees lacks it.
+    by_tree: Memo<Option<Packed>>,
 }
 
 impl GitSource {
@@ -442,6 +527,9 @@ impl GitSource {
             present: Mutex::new(HashMap::new()),
             trees: Mutex::new(HashMap::new()),
             packs: Mutex::new(HashMap::new()),
+            planned: Mutex::new(HashMap::new()),
+            tree_sets: Mutex::new(HashMap::new()),
+            by_tree: Mutex::new(HashMap::new()),
         }
     }
 
@@ -558,23 +646,80 @@ impl GitSource {
 }
 
 impl GitSource {
-    /// Starts the fetch client for the first git package among `to_fetch`
-    /// (locked packages whose tarballs the cache lacks) when the cache
+    /// Told which locked packages this run must fetch (those whose
+    /// tarballs the cache lacks). Groups the trees the lock records by
+    /// commit, so each commit's trees are fetched in one request. And
+    /// starts the fetch client for the first git package when the cache
     /// holds no repository of its URL either: a restore then sets the
     /// client up (TLS roots, its thread) beside its other set-up rather
     /// than in front of its one request. Decided once per run, as every
     /// warm-up is ([`fetch::warm`]).
-    pub fn warm_for<'a>(&self, to_fetch: impl IntoIterator<Item = &'a LockedSkill>) {
+    pub fn will_fetch<'a>(&self, to_fetch: impl IntoIterator<Item = &'a LockedSkill>) {
         if self.offline {
             return;
         }
-        let fetched = to_fetch.into_iter().find_map(|s| match &s.source {
-            LockedSource::Git { url, .. } => Some(url),
-            _ => None,
-        });
-        if let Some(url) = fetched {
+        let mut first = None;
+        let mut planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
+        for s in to_fetch {
+            let LockedSource::Git { url, commit } = &s.source else {
+                continue;
+            };
+            first.get_or_insert(url);
+            if let Some(tree) = &s.tree {
+                let key = format!("{}#{commit}", url.redacted());
+                planned.entry(key).or_default().insert(tree.clone());
+            }
+        }
+        drop(planned);
+        if let Some(url) = first {
             fetch::warm(url, || lacks_repos(&self.cache, url));
         }
+    }
+
+    /// The skill at `tree` of `commit`, packed from that tree alone: from
+    /// the repository in the cache that holds it, else fetched with the
+    /// other trees of the commit this run needs. `None` when it cannot be
+    /// had that way (offline and not cached, a server that refuses the
+    /// ids), and the commit is fetched instead.
+    async fn pack_of_tree(
+        &self,
+        url: &GitUrl,
+        commit: &str,
+        tree: &str,
+        subpath: Option<&str>,
+    ) -> Result<Option<Packed>, SourceError> {
+        let key = format!("{}#{commit}", url.redacted());
+        let mut wanted: BTreeSet<String> = {
+            let planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
+            planned.get(&key).cloned().unwrap_or_default()
+        };
+        wanted.insert(tree.to_string());
+        let offline = self.offline;
+        let holder = memo(&self.tree_sets, key.clone())
+            .get_or_try_init(|| {
+                let (u, wanted) = (url.clone(), Vec::from_iter(wanted));
+                self.blocking(move |cache| Ok(tree_holder(cache, &u, &wanted, offline)))
+            })
+            .await?
+            .clone();
+        let Some(repo) = holder else {
+            return Ok(None);
+        };
+        let shared = memo(&self.trees, format!("{key} trees"))
+            .get_or_try_init(|| {
+                let (u, c) = (url.clone(), commit.to_string());
+                self.blocking(move |_| Ok(Arc::new(export::Shared::trees_only(&repo, &u, &c)?)))
+            })
+            .await?
+            .clone();
+        memo(&self.by_tree, format!("{}#{tree}", url.redacted()))
+            .get_or_try_init(|| {
+                let (u, c, t) = (url.clone(), commit.to_string(), tree.to_string());
+                let (sub, limits) = (subpath.map(str::to_string), self.limits.clone());
+                self.blocking(move |_| pack_tree(&shared, &u, &c, &t, sub.as_deref(), &limits))
+            })
+            .await
+            .cloned()
     }
 
     /// Every skill in `url` at `reference` (default: the remote HEAD), for
@@ -651,6 +796,7 @@ impl Source for GitSource {
                     },
                     checksum: *p.tree.checksum(),
                     path: sub.clone(),
+                    tree: Some(p.tree_id),
                 },
                 packed: Some(p.tree),
             })
@@ -663,10 +809,16 @@ impl Source for GitSource {
         let LockedSource::Git { url, commit } = &locked.source else {
             unreachable!("GitSource is only handed git packages")
         };
-        let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
         if !self.offline {
             fetch::warm(url, || lacks_repos(&self.cache, url));
         }
+        if let Some(tree) = &locked.tree {
+            let sub = locked.path.as_deref();
+            if let Some(p) = self.pack_of_tree(url, commit, tree, sub).await? {
+                return Ok(Package::Made(p.tree));
+            }
+        }
+        let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
         let held = cell
             .get_or_try_init(|| {
                 let (u, c, offline) = (url.clone(), commit.clone(), self.offline);

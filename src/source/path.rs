@@ -79,6 +79,7 @@ impl PathSource {
                 },
                 checksum,
                 path: None,
+                tree: None,
             },
             packed: Some(tree),
         };

@@ -623,6 +623,7 @@ impl WellKnownSource {
                 },
                 checksum: *m.tree.checksum(),
                 path: None,
+                tree: None,
             },
             packed: Some(m.tree),
         })

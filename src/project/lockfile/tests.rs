@@ -1,6 +1,7 @@
 use super::*;
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+const TREE: &str = "89abcdef0123456789abcdef0123456789abcdef";
 
 fn sum(b: &[u8]) -> Checksum {
     Checksum::of_bytes(b)
@@ -10,8 +11,9 @@ fn skill(name: &str, source: LockedSource, path: Option<&str>) -> LockedSkill {
     LockedSkill {
         name: SkillName::new(name).unwrap(),
         version: semver::Version::parse("1.4.2").unwrap(),
-        source,
         checksum: sum(name.as_bytes()),
+        tree: matches!(source, LockedSource::Git { .. }).then(|| TREE.to_string()),
+        source,
         path: path.map(String::from),
     }
 }
@@ -62,7 +64,7 @@ fn serialization_is_deterministic_and_round_trips() {
     let expected = format!(
         "{HEADER}version = 1\n\
          \n[[skill]]\nname = \"code-review\"\nversion = \"1.4.2\"\nsource = \"registry+http://127.0.0.1:7878\"\nchecksum = \"{}\"\n\
-         \n[[skill]]\nname = \"house-style\"\nversion = \"1.4.2\"\nsource = \"git+https://github.com/acme/skills.git#{COMMIT}\"\npath = \"house-style\"\nchecksum = \"{}\"\n\
+         \n[[skill]]\nname = \"house-style\"\nversion = \"1.4.2\"\nsource = \"git+https://github.com/acme/skills.git#{COMMIT}\"\npath = \"house-style\"\ntree = \"{TREE}\"\nchecksum = \"{}\"\n\
          \n[[skill]]\nname = \"local-thing\"\nversion = \"1.4.2\"\nsource = \"path+./vendor/local \\\"thing\\\"\\\\x\"\nchecksum = \"{}\"\n",
         sum(b"code-review"),
         sum(b"house-style"),
@@ -291,7 +293,12 @@ fn errors_name_file_and_line() {
         (
             format!("version = 1\n\n{}", entry("path = \"x\"\n")),
             8,
-            "has `path` but is not a git source",
+            "has `path` but is not a git source; remove the `path` line",
+        ),
+        (
+            format!("version = 1\n\n{}", entry(&format!("tree = \"{TREE}\"\n"))),
+            8,
+            "has `tree` but is not a git source; remove the `tree` line",
         ),
         (
             format!("version = 1\n\n{}", entry("name2 = 1\n")),
@@ -325,6 +332,24 @@ fn errors_name_file_and_line() {
     );
     let e = parse(&git).unwrap_err();
     assert_eq!(e.line, 6, "{e}");
+    // A git entry's tree is a full lower-case object id, or absent (a lock
+    // written before trees were recorded).
+    let git = |extra: &str| {
+        format!("version = 1\n[[skill]]\nname = \"a\"\nversion = \"1.0.0\"\nsource = \"git+https://h/x#{COMMIT}\"\n{extra}checksum = \"{good}\"\n")
+    };
+    assert_eq!(parse(&git("")).unwrap().skills[0].tree, None);
+    let tree = parse(&git(&format!("tree = \"{TREE}\"\n"))).unwrap();
+    assert_eq!(tree.skills[0].tree.as_deref(), Some(TREE));
+    for bad in [
+        "89ABCDEF",
+        "89abcdef",
+        "HEAD",
+        "89abcdef0123456789abcdef0123456789abcdeg",
+    ] {
+        let e = parse(&git(&format!("tree = \"{bad}\"\n"))).unwrap_err();
+        assert_eq!(e.line, 6, "{e}");
+        assert!(e.to_string().contains("invalid tree"), "{e}");
+    }
 }
 
 #[test]

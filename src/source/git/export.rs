@@ -58,8 +58,9 @@ pub(super) struct Shared {
     /// How many handles on `repo` were made (see [`Shared::with_handle`]).
     handles_made: AtomicUsize,
     commit: String,
-    /// The commit's root tree.
-    root: ObjectId,
+    /// The commit's root tree; `None` when the repository holds only the
+    /// skills' trees, fetched alone and exported by id ([`tree_by_id`]).
+    root: Option<ObjectId>,
     /// The whole commit; `None` when it passes the listing limits, so each
     /// skill lists its own tree (and reports why that fails, if it does).
     listing: Option<Listing>,
@@ -91,8 +92,7 @@ impl Shared {
             )
         })?;
         let listing = list(&r, root, url, limits).ok();
-        static IDS: AtomicU64 = AtomicU64::new(0);
-        let id = IDS.fetch_add(1, Ordering::Relaxed);
+        let id = next_id();
         // The handle that listed the commit serves this thread's skills.
         HANDLE.set(Some((id, r)));
         Ok(Shared {
@@ -100,9 +100,64 @@ impl Shared {
             id,
             handles_made: AtomicUsize::new(1),
             commit: commit.to_string(),
-            root,
+            root: Some(root),
             listing,
         })
+    }
+
+    /// What the skills of `commit` share when the repository at `dir`
+    /// holds their trees but not the commit: the repository, opened
+    /// once, and nothing listed.
+    pub(super) fn trees_only(dir: &Path, url: &GitUrl, commit: &str) -> Result<Self, SourceError> {
+        Ok(Shared {
+            repo: objects::open(dir, url)?,
+            id: next_id(),
+            handles_made: AtomicUsize::new(0),
+            commit: commit.to_string(),
+            root: None,
+            listing: None,
+        })
+    }
+
+    /// The id of the tree at `sub` (the root when `None`): what the lock
+    /// records, so that a restore can fetch that tree alone.
+    pub(super) fn tree_id(&self, url: &GitUrl, sub: Option<&str>) -> Result<ObjectId, SourceError> {
+        let sub = normalized(sub);
+        let listed = || {
+            let listing = self.listing.as_ref()?;
+            let below = listing.dirs.get(sub?.as_bytes())?;
+            Some(listing.entries.get(below.start.checked_sub(1)?)?.oid)
+        };
+        match listed() {
+            Some(id) => Ok(id),
+            None => self.with_handle(|repo| self.sub_tree(repo, url, sub)),
+        }
+    }
+
+    /// The tree at `sub` of the commit, looked up without the listing.
+    fn sub_tree(
+        &self,
+        repo: &gix::Repository,
+        url: &GitUrl,
+        sub: Option<&str>,
+    ) -> Result<ObjectId, SourceError> {
+        let short = &self.commit[..12.min(self.commit.len())];
+        let Some(root) = self.root else {
+            let detail = format!("commit {short} is not in the clone");
+            return Err(objects::error("listing of", url, detail));
+        };
+        let Some(dir) = sub else {
+            return Ok(root);
+        };
+        repo.find_tree(root)
+            .ok()
+            .and_then(|t| t.lookup_entry_by_path(dir).ok().flatten())
+            .filter(|e| e.mode().is_tree())
+            .map(|e| e.object_id())
+            .ok_or_else(|| {
+                let detail = format!("there is no directory `{dir}` at commit {short}");
+                objects::error("listing of", url, detail)
+            })
     }
 
     /// Runs `f` on this thread's handle on the repository, made when the
@@ -158,27 +213,7 @@ impl Shared {
         sub: Option<&str>,
         limits: &Limits,
     ) -> Result<Vec<Entry>, SourceError> {
-        let tree = match sub {
-            None => self.root,
-            Some(dir) => {
-                let entry = repo
-                    .find_tree(self.root)
-                    .ok()
-                    .and_then(|t| t.lookup_entry_by_path(dir).ok().flatten())
-                    .filter(|e| e.mode().is_tree());
-                let Some(entry) = entry else {
-                    return Err(objects::error(
-                        "listing of",
-                        url,
-                        format!(
-                            "there is no directory `{dir}` at commit {}",
-                            &self.commit[..12.min(self.commit.len())]
-                        ),
-                    ));
-                };
-                entry.object_id()
-            }
-        };
+        let tree = self.sub_tree(repo, url, sub)?;
         Ok(list(repo, tree, url, limits)?.entries)
     }
 }
@@ -199,20 +234,40 @@ pub(super) fn tree(
     limits: &Limits,
 ) -> Result<Vec<MemEntry>, SourceError> {
     let sub = normalized(sub);
-    shared.with_handle(|repo| tree_with(shared, repo, url, sub, limits))
+    shared.with_handle(|repo| {
+        let entries = match shared.subtree(sub, limits) {
+            Some(entries) => entries,
+            None => shared.list_sub(repo, url, sub, limits)?,
+        };
+        read_entries(repo, url, &entries, limits)
+    })
 }
 
-fn tree_with(
+/// The tree object `id` (a skill's directory fetched alone), judged and
+/// held exactly as [`tree`] does; `Ok(None)` when the repository does not
+/// hold it.
+pub(super) fn tree_by_id(
     shared: &Shared,
+    url: &GitUrl,
+    id: ObjectId,
+    limits: &Limits,
+) -> Result<Option<Vec<MemEntry>>, SourceError> {
+    shared.with_handle(|repo| {
+        if !repo.has_object(id) {
+            return Ok(None);
+        }
+        let entries = list(repo, id, url, limits)?.entries;
+        read_entries(repo, url, &entries, limits).map(Some)
+    })
+}
+
+/// Reads the blobs `entries` list into a [`MemoryTree`], within `limits`.
+fn read_entries(
     repo: &gix::Repository,
     url: &GitUrl,
-    sub: Option<&str>,
+    entries: &[Entry],
     limits: &Limits,
 ) -> Result<Vec<MemEntry>, SourceError> {
-    let entries = match shared.subtree(sub, limits) {
-        Some(entries) => entries,
-        None => shared.list_sub(repo, url, sub, limits)?,
-    };
     let total: u64 = entries
         .iter()
         .filter(|e| e.kind == Kind::Blob && !is_symlink(e.mode))
@@ -225,7 +280,7 @@ fn tree_with(
         .into());
     }
     let mut tree = MemoryTree::new(limits);
-    for e in &entries {
+    for e in entries {
         match e.kind {
             Kind::Dir => tree.dir(&e.path)?,
             // Refused like a symlink in any archive.
@@ -303,6 +358,12 @@ fn blob<'r>(repo: &'r gix::Repository, e: &Entry) -> io::Result<gix::Object<'r>>
         ));
     }
     Ok(obj)
+}
+
+/// Tells one [`Shared`]'s handles from another's.
+fn next_id() -> u64 {
+    static IDS: AtomicU64 = AtomicU64::new(0);
+    IDS.fetch_add(1, Ordering::Relaxed)
 }
 
 fn is_symlink(mode: u32) -> bool {

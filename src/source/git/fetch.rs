@@ -183,16 +183,39 @@ fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Fail
 /// beside it, so a `git gc` run there by hand does not drop objects that
 /// no ref reaches.
 pub(super) fn fetch_commit(repo: &Path, url: &GitUrl, commit: &str) -> Result<(), SourceError> {
+    fetch_alone(repo, url, &[commit], true)
+}
+
+/// Fetches the trees `trees` (with everything below them) alone, into
+/// the repository at `repo`, in one request and without `deepen`: no
+/// commit, so no history to cut. Protocol v2 lets a client want any
+/// object id, not only what refs reach; a server that still refuses one
+/// is an error here, and the caller fetches the commit instead.
+pub(super) fn fetch_trees(repo: &Path, url: &GitUrl, trees: &[&str]) -> Result<(), SourceError> {
+    fetch_alone(repo, url, trees, false)
+}
+
+/// [`fetch_commit`] and [`fetch_trees`]: `ids` (full hex ids), and with
+/// `tips_only` each commit without its history.
+fn fetch_alone(
+    repo: &Path,
+    url: &GitUrl,
+    ids: &[&str],
+    tips_only: bool,
+) -> Result<(), SourceError> {
     let err = |detail: String| fetch_error(url, detail);
-    if !is_full_commit(commit) {
-        return Err(err(format!("{commit:?} is not a commit id")));
-    }
-    let want = ObjectId::from_hex(commit.as_bytes()).map_err(|e| err(e.to_string()))?;
+    let wants = ids
+        .iter()
+        .map(|id| match is_full_commit(id) {
+            true => ObjectId::from_hex(id.as_bytes()).map_err(|e| err(e.to_string())),
+            false => Err(err(format!("{id:?} is not an object id"))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     remove_locks_on_signal();
     let client = client().map_err(err)?;
     let ask = v2::Ask {
-        wants: &[want],
-        tips_only: true,
+        wants: &wants,
+        tips_only,
     };
     // The commits `deepen` cut are not recorded: this repository claims
     // no history to any server (see `holder` in the parent module).

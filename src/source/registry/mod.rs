@@ -215,6 +215,7 @@ impl Source for RegistrySource {
                 },
                 checksum: best.cksum,
                 path: None,
+                tree: None,
             },
             packed: None,
         })
