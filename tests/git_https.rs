@@ -251,6 +251,17 @@ fn a_restore_fetches_the_locked_trees_alone() {
             text
         );
     }
+    // `update` of the lock without trees records them, and reports no
+    // skill as updated: nothing installed changed.
+    let untreed = f.root().join("untreed");
+    let out = f.skillpm(&["-C", untreed.to_str().unwrap(), "update"]);
+    let said = common::stderr(&out) + &common::stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        !said.contains("Updated") && said.contains("Up to date"),
+        "{said}"
+    );
+    assert_eq!(lock_skills(&untreed), skills);
     assert_in_process(&log);
 }
 

@@ -261,7 +261,7 @@ impl<'a> Run<'a> {
             applied?;
         }
         for n in &new.skills {
-            if let Some(o) = old.get(&n.name).filter(|o| *o != n) {
+            if let Some(o) = old.get(&n.name).filter(|o| o.pins_other_than(n)) {
                 summary
                     .changed
                     .push((n.name.to_string(), describe(o), describe(n)));

@@ -49,6 +49,28 @@ pub struct LockedSkill {
     pub tree: Option<String>,
 }
 
+impl LockedSkill {
+    /// Whether `other` installs something else: another version, source,
+    /// checksum or path. The tree id is left out: it follows from the
+    /// commit and path, and one recorded where an older lock had none
+    /// changes nothing that is installed.
+    pub fn pins_other_than(&self, other: &LockedSkill) -> bool {
+        (
+            &self.name,
+            &self.version,
+            &self.source,
+            &self.checksum,
+            &self.path,
+        ) != (
+            &other.name,
+            &other.version,
+            &other.source,
+            &other.checksum,
+            &other.path,
+        )
+    }
+}
+
 /// Where a locked skill came from, pinned exactly.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockedSource {

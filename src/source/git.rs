@@ -689,14 +689,14 @@ impl GitSource {
         subpath: Option<&str>,
     ) -> Result<Option<Packed>, SourceError> {
         let key = format!("{}#{commit}", url.redacted());
-        let mut wanted: BTreeSet<String> = {
-            let planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
-            planned.get(&key).cloned().unwrap_or_default()
-        };
-        wanted.insert(tree.to_string());
         let offline = self.offline;
         let holder = memo(&self.tree_sets, key.clone())
             .get_or_try_init(|| {
+                let mut wanted: BTreeSet<String> = {
+                    let planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
+                    planned.get(&key).cloned().unwrap_or_default()
+                };
+                wanted.insert(tree.to_string());
                 let (u, wanted) = (url.clone(), Vec::from_iter(wanted));
                 self.blocking(move |cache| Ok(tree_holder(cache, &u, &wanted, offline)))
             })
