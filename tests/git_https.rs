@@ -215,12 +215,7 @@ fn a_restore_fetches_the_locked_trees_alone() {
     assert_in_process(&log);
     assert_installed_trees(&cold, &repo);
     assert_eq!(lock_skills(&cold), skills);
-    let git = f.cache.join("skillpm/git-v1");
-    let alone = std::fs::read_dir(&git)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".commits"))
-        .expect("the repository of objects fetched alone");
+    let alone = cache_repo(&f, true);
     for t in &trees {
         assert!(has_object(&alone, t), "tree {t}");
     }
@@ -491,16 +486,17 @@ fn add_falls_back_when_the_server_only_speaks_v0() {
     assert_lock_checksums(&lock_skills(&f.project), &repo);
 }
 
-/// The clone of `url` in `f`'s cache (not the commits fetched alone).
-fn cache_clone(f: &Fixture) -> PathBuf {
+/// The clone of the one URL in `f`'s cache, or with `alone` the
+/// repository beside it of the commits and trees fetched alone.
+fn cache_repo(f: &Fixture, alone: bool) -> PathBuf {
     let git = f.cache.join("skillpm/git-v1");
-    let mut clones: Vec<PathBuf> = std::fs::read_dir(&git)
+    let mut repos: Vec<PathBuf> = std::fs::read_dir(&git)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| !p.to_string_lossy().ends_with(".commits"))
+        .filter(|p| p.to_string_lossy().ends_with(".commits") == alone)
         .collect();
-    assert_eq!(clones.len(), 1, "{clones:?}");
-    clones.remove(0)
+    assert_eq!(repos.len(), 1, "{repos:?}");
+    repos.remove(0)
 }
 
 /// A fetch into a clone the cache already holds is skillpm's own too:
@@ -517,7 +513,7 @@ fn later_fetches_ask_only_for_what_the_clone_lacks() {
     let url = format!("git+{}", server.url("multi"));
     f.ok(&["init"]);
     f.ok(&["add", "--all", &url]);
-    let clone = cache_clone(&f);
+    let clone = cache_repo(&f, false);
     let refs = || {
         let out = std::process::Command::new("git")
             .arg("--git-dir")
