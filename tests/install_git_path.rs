@@ -61,12 +61,10 @@ fn make_repo(f: &Fixture) -> PathBuf {
     repo
 }
 
-fn read(p: impl AsRef<Path>) -> String {
-    std::fs::read_to_string(p.as_ref()).unwrap_or_else(|e| panic!("{}: {e}", p.as_ref().display()))
-}
-
-#[test]
-fn git_tag_branch_and_lock_reproduction() {
+/// A project that has added `skills/house-style` at `v1.0.0` from a
+/// `file://` URL of [`make_repo`]'s repository; with the repository and
+/// that URL as a spec (`git+file://...`).
+fn added_v1() -> (Fixture, PathBuf, String) {
     let f = Fixture::new();
     f.link_bin("git");
     let repo = make_repo(&f);
@@ -78,6 +76,16 @@ fn git_tag_branch_and_lock_reproduction() {
         "--path",
         "skills/house-style",
     ]);
+    (f, repo, url)
+}
+
+fn read(p: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(p.as_ref()).unwrap_or_else(|e| panic!("{}: {e}", p.as_ref().display()))
+}
+
+#[test]
+fn git_tag_branch_and_lock_reproduction() {
+    let (f, repo, url) = added_v1();
     let installed = f.project_root().join("house-style");
     assert!(read(installed.join("SKILL.md")).contains("v1 body"));
     assert_eq!(read(installed.join("references/style.md")), "style 1.0.0");
@@ -120,6 +128,34 @@ fn git_tag_branch_and_lock_reproduction() {
     assert!(read(installed.join("SKILL.md")).contains("next body"));
     let next = git(&repo, &["rev-parse", "next"]);
     assert!(read(f.project.join("skills.lock")).contains(&next));
+    f.ok(&["verify"]);
+}
+
+/// A git tree is kept once, in the cache's clone: a restore from a warm
+/// cache packs it from there without the network (`--frozen` forbids it)
+/// and counts it as from the cache; a restore after the cache is gone
+/// fetches it and does not.
+#[test]
+fn a_git_tree_is_cached_in_its_clone_alone() {
+    let (f, _, _) = added_v1();
+    let tarballs = f.cache.join("skillpm/tarballs-v1");
+    assert!(std::fs::read_dir(&tarballs).map_or(true, |d| d.count() == 0));
+    let installed = f.project_root().join("house-style");
+    let body = read(installed.join("SKILL.md"));
+
+    // The tree reinstalled by `args`, `cached` of it counted from the cache.
+    let reinstall = |args: &[&str], cached: usize| {
+        std::fs::remove_dir_all(&installed).unwrap();
+        let out = f.skillpm(args);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        let summary = format!("Installed 1 skill ({cached} from cache)");
+        assert!(err.contains(&summary), "{err}");
+        assert_eq!(read(installed.join("SKILL.md")), body);
+    };
+    reinstall(&["install", "--frozen"], 1);
+    std::fs::remove_dir_all(&f.cache).unwrap();
+    reinstall(&["install", "--locked"], 0);
     f.ok(&["verify"]);
 }
 

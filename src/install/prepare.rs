@@ -75,7 +75,9 @@ pub async fn prepare(
                 .filter(|v| *v.checksum() == s.checksum);
             let local = match made {
                 Some(v) => Local::Packed(v.clone()),
-                None if cache.has_tarball(&s.checksum, stored_form(s)) => Local::Cached,
+                None if keeps_tarball(s) && cache.has_tarball(&s.checksum, stored_form(s)) => {
+                    Local::Cached
+                }
                 None => Local::Absent,
             };
             (s, local)
@@ -136,12 +138,15 @@ pub async fn prepare(
                 };
                 let (v, from_cache) = match local {
                     Some(v) => v,
-                    None => (fetch_one(sources, s, reporter).await?, false),
+                    None => {
+                        let v = fetch_one(sources, s, reporter).await?;
+                        (v, made_from_cache(s))
+                    }
                 };
                 let (cache, locked) = (cache.clone(), s.clone());
                 let staged = blocking(move || {
                     let staged = stage(&root, &locked, &v, from_cache)?;
-                    if from_cache {
+                    if from_cache || !keeps_tarball(&locked) {
                         return Ok((staged, None));
                     }
                     if made_here {
@@ -179,6 +184,26 @@ pub async fn prepare(
         prepared.not_cached.extend(not_cached);
     }
     Ok(prepared)
+}
+
+/// Whether the tarball of `s` is worth a place in the cache. A git tree
+/// is not: the cache's clone of its repository holds it already, and a
+/// later run packs it from there without the network (the lock's tree id
+/// says which). A second copy as a tarball was a file written per skill
+/// in every cold install, at 1 000 skills 26 MB, for a warm restore that
+/// reads the clone about as fast.
+fn keeps_tarball(s: &LockedSkill) -> bool {
+    !matches!(s.source, LockedSource::Git { .. })
+}
+
+/// Whether a package its source just handed over was made from what the
+/// cache held before the run: a git tree packed from the cache's clone
+/// without asking its server anything.
+fn made_from_cache(s: &LockedSkill) -> bool {
+    match &s.source {
+        LockedSource::Git { url, .. } => !crate::source::git::asked(url),
+        _ => false,
+    }
 }
 
 /// The form a package of `s`'s source is most likely stored in: a

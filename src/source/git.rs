@@ -88,6 +88,7 @@ fn clone_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
 /// server that timed out would only time out again).
 fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, SourceError> {
     let repo = clone_dir(cache, url);
+    asking(url);
     let in_process = match fetch::handles(url) {
         true => match fetch::fetch(&repo, url, history) {
             Ok(()) => return Ok(repo),
@@ -113,6 +114,27 @@ fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, 
         },
         (Err(e), Some(_)) => Err(e),
     }
+}
+
+/// Repositories (by URL without credentials) whose server this run has
+/// asked for something: what a package of theirs was made from did not
+/// all come from the cache.
+static ASKED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Records that this run asks the server of `url`; always true, so it can
+/// stand in a chain of conditions right before the request.
+fn asking(url: &GitUrl) -> bool {
+    let mut asked = ASKED.lock().unwrap_or_else(|p| p.into_inner());
+    asked.insert(url.redacted());
+    true
+}
+
+/// Whether this run asked the server of `url` for anything so far: a
+/// package of it made before any request, or made without one, came from
+/// the cache's repositories alone.
+pub fn asked(url: &GitUrl) -> bool {
+    let asked = ASKED.lock().unwrap_or_else(|p| p.into_inner());
+    asked.contains(&url.redacted())
 }
 
 /// Whether `reference` may name a commit behind the tips (a commit id,
@@ -255,6 +277,7 @@ fn holds(repo: &Path, url: &GitUrl, commit: &str) -> bool {
 fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
     let repo = commits_dir(cache, url);
     (fetch::handles(url)
+        && asking(url)
         && fetch::fetch_commit(&repo, url, commit).is_ok()
         && holds(&repo, url, commit))
     .then_some(repo)
@@ -369,6 +392,7 @@ fn tree_holder(cache: &Cache, url: &GitUrl, wanted: &[String], offline: bool) ->
     if offline || !fetch::handles(url) {
         return None;
     }
+    asking(url);
     fetch::fetch_trees(&alone, url, &missing).ok()?;
     lacking(&alone).is_empty().then_some(alone)
 }

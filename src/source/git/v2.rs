@@ -230,6 +230,7 @@ fn fetch_pack(
         }
         std::ops::ControlFlow::Continue(())
     });
+    let thread_limit = index_threads(&mut pack);
     let written = gix::odb::pack::Bundle::write_to_directory(
         &mut pack,
         Some(&pack_dir),
@@ -239,6 +240,7 @@ fn fetch_pack(
         gix::hash::Kind::Sha1,
         gix::odb::pack::bundle::write::Options {
             alloc_limit_bytes: Some(MAX_OBJECT_BYTES),
+            thread_limit,
             ..Default::default()
         },
     );
@@ -250,6 +252,20 @@ fn fetch_pack(
         )))),
         Err(e) => Err(Failure::Failed(one_line(&chain(&e)))),
     }
+}
+
+/// Packs with fewer objects than this are indexed on one thread.
+const SMALL_PACK_OBJECTS: u32 = 256;
+
+/// How many threads to index the incoming pack with, from the object
+/// count in its header (peeked, not consumed): one for a small pack (the
+/// trees of a few skills, indexed in well under a millisecond, where each
+/// thread started costs about a tenth of one), every core (`None`) for a
+/// larger one or when the header is not there yet.
+fn index_threads(pack: &mut dyn std::io::BufRead) -> Option<usize> {
+    let head = pack.fill_buf().ok()?;
+    let count: [u8; 4] = head.get(8..12)?.try_into().ok()?;
+    (head.starts_with(b"PACK") && u32::from_be_bytes(count) < SMALL_PACK_OBJECTS).then_some(1)
 }
 
 /// The `fetch` command for `ask`: no `have`s (the repository may be
@@ -414,6 +430,24 @@ fn unexpected(line: &[u8]) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The object count is read from the pack's header without taking
+    /// those bytes from the stream the indexer reads next.
+    #[test]
+    fn small_packs_are_indexed_on_one_thread_and_nothing_is_consumed() {
+        let pack = |count: u32| [&b"PACK\0\0\0\x02"[..], &count.to_be_bytes(), b"rest"].concat();
+        for (count, want) in [(3, Some(1)), (SMALL_PACK_OBJECTS, None), (1 << 20, None)] {
+            let bytes = pack(count);
+            let mut reader = std::io::BufReader::new(&bytes[..]);
+            assert_eq!(index_threads(&mut reader), want, "{count} objects");
+            let mut rest = Vec::new();
+            std::io::Read::read_to_end(&mut reader, &mut rest).unwrap();
+            assert_eq!(rest, bytes);
+        }
+        // Not a pack header (yet): every core, as before.
+        assert_eq!(index_threads(&mut &b"PAC"[..]), None);
+        assert_eq!(index_threads(&mut &b"JUNKxxxxxxxxxxxx"[..]), None);
+    }
 
     /// What a hostile `ls-refs` answer can name: only branches and tags
     /// with names git accepts reach the clone; a bad object id is an error.
