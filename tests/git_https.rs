@@ -6,7 +6,7 @@
 //! `git` on the fixture PATH logs every call, so a fallback to it shows.
 
 mod common;
-use common::{assert_lock_checksums, git_calls, lock_skills, logging_git, tree, Fixture};
+use common::{assert_lock_checksums, git_calls, lock_skills, logging_git, stderr, tree, Fixture};
 use skillpm_test_support::git_https::GitHttps;
 use std::path::{Path, PathBuf};
 
@@ -210,7 +210,14 @@ fn a_restore_fetches_the_locked_trees_alone() {
         trees.push(want);
     }
     let posts = || server.counts().get("/multi.git/git-upload-pack").copied();
-    f.ok(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
+    // What the server sent is not counted as from the cache.
+    let restore = |dir: &Path| {
+        let out = f.skillpm(&["-C", dir.to_str().unwrap(), "install", "--locked"]);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("(0 from cache)"), "{err}");
+    };
+    restore(&cold);
     assert_eq!(posts(), Some(1), "{:?}", server.requests());
     assert_in_process(&log);
     assert_installed_trees(&cold, &repo);
@@ -237,7 +244,7 @@ fn a_restore_fetches_the_locked_trees_alone() {
         std::fs::write(dir.join("skills.lock"), &text).unwrap();
         std::fs::remove_dir_all(f.cache.join("skillpm")).unwrap();
         server.clear();
-        f.ok(&["-C", dir.to_str().unwrap(), "install", "--locked"]);
+        restore(&dir);
         let asked = if name == "bogus" { 2 } else { 1 };
         assert_eq!(posts(), Some(asked), "{name}: {:?}", server.requests());
         assert_installed_trees(&dir, &repo);

@@ -117,12 +117,9 @@ pub async fn prepare(
                 let (locked, store) = (s.clone(), cache.clone());
                 // Made on this machine, from a repository or a directory,
                 // rather than downloaded: the cache only saves packing it
-                // again.
+                // again. (Git trees are never cached: `keeps_tarball`.)
                 let made_here = matches!(local, Local::Packed(_))
-                    || matches!(
-                        s.source,
-                        LockedSource::Git { .. } | LockedSource::Path { .. }
-                    );
+                    || matches!(s.source, LockedSource::Path { .. });
                 // An absent tarball goes straight to its source: no trip
                 // through the blocking pool before the request starts.
                 let local = match local {
