@@ -373,6 +373,14 @@ fn git_fetches_take_no_history_they_do_not_read() {
 /// must go with the process (a `shallow.lock` left by a killed gitoxide
 /// fetch, before skillpm fetched on its own, failed every later fetch of
 /// that URL at once; none may be there either).
+/// A fetch interrupted while its pack comes in, by Ctrl-C or by
+/// `kill -9`, loses nothing and blocks nothing: the next run installs
+/// every tree and leaves no temporary file or lock in the cache. Ctrl-C
+/// has gitoxide remove the files it registered, but a signal landing
+/// between a file's creation and its registration leaves that file, and
+/// `kill -9` leaves everything; either way the next fetch into that clone
+/// sweeps it first (`source::git::fetching`). After `kill -9` something
+/// was left, so the round proves the sweep, not the signal handler.
 #[test]
 fn an_interrupted_fetch_leaves_no_lock_behind() {
     let server = GitHttps::start();
@@ -382,7 +390,7 @@ fn an_interrupted_fetch_leaves_no_lock_behind() {
     let url = format!("git+{}", server.url("multi"));
     let git = f.cache.join("skillpm/git-v1");
     // What a fetch holds while the pack comes in: the pack's temporary
-    // file (and no `shallow.lock`).
+    // file, and any lock file.
     let held = || -> Vec<PathBuf> {
         let mut found = Vec::new();
         for clone in std::fs::read_dir(&git).into_iter().flatten().flatten() {
@@ -392,11 +400,19 @@ fn an_interrupted_fetch_leaves_no_lock_behind() {
                 p.file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with(".tmp"))
             }));
-            found.extend(Some(clone.path().join("shallow.lock")).filter(|p| p.exists()));
+            found.extend(
+                ["shallow.lock", "refs/heads/main.lock", "packed-refs.lock"]
+                    .map(|l| clone.path().join(l))
+                    .into_iter()
+                    .filter(|p| p.exists()),
+            );
         }
         found
     };
-    for (round, noise) in ["big/noise.bin", "big/more.bin"].into_iter().enumerate() {
+    for (round, (noise, signal)) in [("big/noise.bin", "-INT"), ("big/more.bin", "-KILL")]
+        .into_iter()
+        .enumerate()
+    {
         commit_noise(&f, &repo, noise, 16 << 20);
         let mut child = f
             .command(env!("CARGO_BIN_EXE_skillpm"))
@@ -406,11 +422,8 @@ fn an_interrupted_fetch_leaves_no_lock_behind() {
             .spawn()
             .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        // Interrupted once a held file has been seen by two polls in a
-        // row: gitoxide registers a temporary file for removal just after
-        // creating it, and a signal in between (which a loop polling for
-        // the file can land in on a loaded machine) leaves the file, in
-        // any process.
+        // Interrupted once the pack's temporary file has been seen by two
+        // polls in a row: the pack is coming in.
         let mut seen = Vec::new();
         loop {
             let now = held();
@@ -429,16 +442,56 @@ fn an_interrupted_fetch_leaves_no_lock_behind() {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         let killed = std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
+            .args([signal, &child.id().to_string()])
             .status()
             .unwrap();
         assert!(killed.success());
         let status = child.wait().unwrap();
         assert!(!status.success());
-        assert_eq!(held(), Vec::<PathBuf>::new(), "round {round}: left behind");
+        if signal == "-KILL" {
+            assert_ne!(
+                held(),
+                Vec::<PathBuf>::new(),
+                "kill -9 left nothing to sweep"
+            );
+        }
         f.ok(&["add", "--all", &url]);
         assert_installed_trees(&f.project, &repo);
+        assert_eq!(held(), Vec::<PathBuf>::new(), "round {round}: left behind");
     }
+}
+
+/// A ref's `.lock` that a killed fetch left in the clone (it was
+/// mid-update) used to fail every later fetch into it ("the lockfile ...
+/// might need manual deletion"). The next fetch sweeps it: `update` takes
+/// the new commit.
+#[test]
+fn a_stale_ref_lock_does_not_block_the_next_fetch() {
+    let server = GitHttps::start();
+    let (f, _log) = trusting(&server);
+    let repo = multi_repo(&f, &server);
+    f.ok(&["init"]);
+    let url = format!("git+{}", server.url("multi"));
+    f.ok(&["add", "--all", &url]);
+    let git = f.cache.join("skillpm/git-v1");
+    let clone = std::fs::read_dir(&git)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("HEAD").is_file())
+        .unwrap();
+    // Where `kill -9` leaves it: the ref's lock in place, and the clone's
+    // fetch lock file still saying a fetch is running.
+    let stale = clone.join("refs/heads/main.lock");
+    std::fs::write(&stale, "").unwrap();
+    let mut marker = clone.into_os_string();
+    marker.push(".skillpm-fetch");
+    std::fs::write(&marker, "1").unwrap();
+    commit_noise(&f, &repo, "later.bin", 1024);
+    f.ok(&["update"]);
+    assert!(!stale.exists());
+    let lock = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
+    assert!(lock.contains(&rev_parse(&repo, "HEAD")), "{lock}");
 }
 
 /// The server saw one v2 command, refused, then `git`'s fetch: the
@@ -494,13 +547,14 @@ fn add_falls_back_when_the_server_only_speaks_v0() {
 }
 
 /// The clone of the one URL in `f`'s cache, or with `alone` the
-/// repository beside it of the commits and trees fetched alone.
+/// repository beside it of the commits and trees fetched alone (each has
+/// its fetch lock file beside it).
 fn cache_repo(f: &Fixture, alone: bool) -> PathBuf {
     let git = f.cache.join("skillpm/git-v1");
     let mut repos: Vec<PathBuf> = std::fs::read_dir(&git)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".commits") == alone)
+        .filter(|p| p.is_dir() && p.to_string_lossy().ends_with(".commits") == alone)
         .collect();
     assert_eq!(repos.len(), 1, "{repos:?}");
     repos.remove(0)

@@ -21,6 +21,7 @@
 
 mod export;
 mod fetch;
+mod fetching;
 mod objects;
 mod process;
 mod v2;
@@ -88,6 +89,7 @@ fn clone_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
 /// server that timed out would only time out again).
 fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, SourceError> {
     let repo = clone_dir(cache, url);
+    let _fetching = fetching(&repo)?;
     asking(url);
     let in_process = match fetch::handles(url) {
         true => match fetch::fetch(&repo, url, history) {
@@ -114,6 +116,12 @@ fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, 
         },
         (Err(e), Some(_)) => Err(e),
     }
+}
+
+/// Holds `repo` for one fetch ([`fetching::Fetching`]).
+fn fetching(repo: &Path) -> Result<fetching::Fetching, SourceError> {
+    fetching::Fetching::start(repo)
+        .map_err(|e| crate::fs::fs_err("lock for a fetch", repo)(e).into())
 }
 
 /// Repositories (by URL without credentials) whose server this run has
@@ -276,11 +284,12 @@ fn holds(repo: &Path, url: &GitUrl, commit: &str) -> bool {
 /// reporting.
 fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
     let repo = commits_dir(cache, url);
-    (fetch::handles(url)
-        && asking(url)
-        && fetch::fetch_commit(&repo, url, commit).is_ok()
-        && holds(&repo, url, commit))
-    .then_some(repo)
+    if !fetch::handles(url) {
+        return None;
+    }
+    let _fetching = fetching(&repo).ok()?;
+    (asking(url) && fetch::fetch_commit(&repo, url, commit).is_ok() && holds(&repo, url, commit))
+        .then_some(repo)
 }
 
 /// A skill packed from a commit: what it says it is, its canonical tar,
@@ -392,6 +401,7 @@ fn tree_holder(cache: &Cache, url: &GitUrl, wanted: &[String], offline: bool) ->
     if offline || !fetch::handles(url) {
         return None;
     }
+    let _fetching = fetching(&alone).ok()?;
     asking(url);
     fetch::fetch_trees(&alone, url, &missing).ok()?;
     lacking(&alone).is_empty().then_some(alone)

@@ -87,7 +87,9 @@ pub(super) fn warm(url: &GitUrl, fetches: impl FnOnce() -> bool) {
 /// refuses `deepen` (no `shallow` feature) is asked for the whole
 /// history. Refs that are gone from the server are removed, as
 /// `git fetch --prune` does. Sends no `have`: a fetch here is of a few
-/// trees, and the clone's commits may lack their parents.
+/// trees, and the clone's commits may lack their parents. The caller
+/// holds the repository for the fetch ([`super::fetching`]), which is
+/// what keeps two runs from each dropping the other's `shallow` lines.
 pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), Unfetched> {
     remove_locks_on_signal();
     fetch_refs(repo, url, history).map_err(|f| Unfetched {
@@ -254,20 +256,6 @@ fn local_refs(repo: &gix::Repository) -> Vec<(gix::refs::FullName, ObjectId)> {
         .collect()
 }
 
-/// Holds the clone's `shallow` file for one read and rewrite: two runs
-/// fetching into one clone would otherwise each drop the other's commits.
-/// An `flock`, so a process killed while holding it leaves nothing that
-/// blocks the next.
-fn lock_shallow(dir: &Path) -> std::io::Result<std::fs::File> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("shallow.skillpm-lock"))?;
-    file.lock()?;
-    Ok(file)
-}
-
 /// The commits the clone's `shallow` file lists: those whose parents it
 /// does not hold. A file that cannot be read fails the fetch: rewriting
 /// it from nothing would drop what it lists.
@@ -306,7 +294,6 @@ fn record_shallow(dir: &Path, cut: &[ObjectId]) -> Result<(), v2::Failure> {
     if cut.is_empty() {
         return Ok(());
     }
-    let _held = lock_shallow(dir).map_err(|e| failed(&e))?;
     let mut listed = read_shallow(dir)?;
     listed.extend(cut);
     write_shallow(dir, &listed)
@@ -318,7 +305,6 @@ fn settle_shallow(repo: &gix::Repository, dir: &Path) -> Result<(), v2::Failure>
     if !dir.join("shallow").is_file() {
         return Ok(());
     }
-    let _held = lock_shallow(dir).map_err(|e| failed(&e))?;
     let before = read_shallow(dir)?;
     let whole = |oid: &ObjectId| {
         repo.find_commit(*oid)
