@@ -195,6 +195,24 @@ def make_repo(tmp, src, n, history=0, packed=False):
     return bare
 
 
+def make_single_repos(tmp, src, count, packed=False):
+    """`count` repositories one-0000 ... holding one skill each at their
+    root, the layout of a skill published as its own repository."""
+    urls = []
+    for i in range(count):
+        work = os.path.join(tmp, "work", f"one-{i:04d}")
+        shutil.copytree(os.path.join(src, f"bench-{i:04d}"), work)
+        git("init", "-q", "-b", "main", cwd=work)
+        git("add", "-A", cwd=work)
+        git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "skill", cwd=work)
+        bare = os.path.join(tmp, "repos", VENDOR, f"one-{i:04d}.git")
+        git("clone", "-q", "--bare", work, bare, cwd=tmp)
+        if packed:
+            git("repack", "-adq", cwd=bare)
+        urls.append(f"{VENDOR}/one-{i:04d}.git")
+    return urls
+
+
 class Servers:
     """skillpm-registry, fcgiwrap (git http-backend) and nginx in front."""
 
@@ -308,9 +326,11 @@ def snapshot(project):
     return out
 
 
-def restore(snap, project, extra):
-    rm(os.path.join(project, ".agents", "skills", extra))
+def restore(snap, *gone):
+    """Puts back the files of `snap` after removing the paths `gone`."""
+    rm(*gone)
     for p, b in snap.items():
+        os.makedirs(os.path.dirname(p), exist_ok=True)
         with open(p, "wb") as f:
             f.write(b)
 
@@ -335,6 +355,9 @@ def main():
                     help="serve the git repositories packed, as a host holds what was pushed "
                          "to it (default: loose objects as `git commit` left them, so the "
                          "server compresses every object again for every fetch)")
+    ap.add_argument("--repos", type=int, default=20,
+                    help="single-skill git repositories restored together in the "
+                         "many-repositories rows (default 20; 0 skips them)")
     ap.add_argument("--skillpm-dir", help="directory holding skillpm and skillpm-registry to time")
     ap.add_argument("--dirs", nargs=2, metavar=("SKILLPM_DIR", "SKILLCASK_DIR"),
                     help="where each tool's projects (and skillpm's cache) live, e.g. two "
@@ -366,11 +389,12 @@ def main():
         cache = env["XDG_CACHE_HOME"] = os.path.join(home_spm, "cache")
         biggest = max(args.sizes)
         src = os.path.join(tmp, "src")
-        names = [f"bench-{i:04d}" for i in range(biggest + 1)]
+        names = [f"bench-{i:04d}" for i in range(max(biggest + 1, args.repos))]
         for name in names:
             make_skill(src, name, reference="notes.md")
         for n in args.sizes:
             make_repo(tmp, src, n, args.history, args.packed)
+        singles = make_single_repos(tmp, src, args.repos, args.packed)
         servers = Servers(tmp, os.path.join(bindir, "skillpm-registry"))
         url = servers.url
         env["SKILLPM_REGISTRY"] = url
@@ -382,17 +406,9 @@ def main():
         print(f"{len(names)} skills published to skillpm-registry and a Composer repository",
               file=sys.stderr)
 
-        for n in args.sizes:
-            runs = args.runs or (7 if n <= 10 else 5 if n <= 100 else 3)
-            warm = 1 if n < 1000 else 0
-            some = names[:n]
-            repo = f"{url}/git/{VENDOR}/skills-{n}.git"
-            p_spm = os.path.join(home_spm, f"spm-{n}")
-            p_cask = os.path.join(home_cask, f"cask-{n}")
-            inst_spm = os.path.join(p_spm, ".agents")
-            inst_cask = os.path.join(p_cask, ".agents")
-            base = cask_manifest(url, [])
-
+        def timers(n, p_spm, p_cask, runs, warm):
+            """`pair` times a command of each tool in turn, `solo` skillpm's
+            alone; rows are filed under `n`."""
             def pair(label, a, b, setup_a=None, setup_b=None):
                 # One checked run each first (prints what failed), then timing.
                 for cmd, setup, cwd in ((a, setup_a, p_spm), (b, setup_b, p_cask)):
@@ -411,6 +427,21 @@ def main():
                 med, _, _ = time_cmd(cmd, runs=runs, warmup=warm, env=env, cwd=p_spm, setup=setup)
                 rows.append((n, label, med, None, None))
                 print(f"{n:>5} {label:<22} skillpm {med*1000:9.1f} ms", file=sys.stderr)
+
+            return pair, solo
+
+        for n in args.sizes:
+            runs = args.runs or (7 if n <= 10 else 5 if n <= 100 else 3)
+            warm = 1 if n < 1000 else 0
+            some = names[:n]
+            repo = f"{url}/git/{VENDOR}/skills-{n}.git"
+            p_spm = os.path.join(home_spm, f"spm-{n}")
+            p_cask = os.path.join(home_cask, f"cask-{n}")
+            inst_spm = os.path.join(p_spm, ".agents")
+            inst_cask = os.path.join(p_cask, ".agents")
+            base = cask_manifest(url, [])
+
+            pair, solo = timers(n, p_spm, p_cask, runs, warm)
 
             # git: add every skill of one repository
             if has_all:
@@ -443,22 +474,55 @@ def main():
             extra = names[n]
             snap_spm, snap_cask = snapshot(p_spm), snapshot(p_cask)
             pair("add one", [spm, "-q", "add", f"{extra}@^1"], [cask, "add", f"{VENDOR}/{extra}"],
-                 setup_a=lambda: restore(snap_spm, p_spm, extra),
-                 setup_b=lambda: restore(snap_cask, p_cask, extra))
-            restore(snap_spm, p_spm, extra)
-            restore(snap_cask, p_cask, extra)
+                 setup_a=lambda: restore(snap_spm, os.path.join(inst_spm, "skills", extra)),
+                 setup_b=lambda: restore(snap_cask, os.path.join(inst_cask, "skills", extra)))
+            restore(snap_spm, os.path.join(inst_spm, "skills", extra))
+            restore(snap_cask, os.path.join(inst_cask, "skills", extra))
+
+        # git: many single-skill repositories, fetched side by side
+        if singles:
+            key = f"{len(singles)} repos"
+            p_spm = os.path.join(home_spm, "spm-repos")
+            p_cask = os.path.join(home_cask, "cask-repos")
+            inst_spm = os.path.join(p_spm, ".agents")
+            inst_cask = os.path.join(p_cask, ".agents")
+            pair, _ = timers(key, p_spm, p_cask, args.runs or 7, 1)
+            # Each tool writes its own manifest, one `add` per repository
+            # for skillcask (it takes one package at a time), one `add` of
+            # them all for skillpm; the rows time what comes after.
+            fresh(p_spm, "[skills]\n")
+            fresh(p_cask, cask_manifest(url, []))
+            sh([spm, "-q", "add", *(f"git+{url}/git/{r}" for r in singles)], env=env, cwd=p_spm)
+            for r in singles:
+                sh([cask, "add", f"git:{url}/git/{r}"], env=env, cwd=p_cask)
+            same_skill_md(p_spm, p_cask, len(singles))
+            man_spm = open(os.path.join(p_spm, "skills.toml")).read()
+            man_cask = open(os.path.join(p_cask, "skills.toml")).read()
+            snap_spm, snap_cask = snapshot(p_spm), snapshot(p_cask)
+            pair("git: install, no lock", [spm, "-q", "install"], [cask, "install"],
+                 setup_a=lambda: (rm(cache), fresh(p_spm, man_spm)),
+                 setup_b=lambda: fresh(p_cask, man_cask))
+            same_skill_md(p_spm, p_cask, len(singles))
+            pair("git: restore cold", [spm, "-q", "install", "--locked"],
+                 [cask, "install", "--frozen"],
+                 setup_a=lambda: restore(snap_spm, cache, inst_spm),
+                 setup_b=lambda: restore(snap_cask, inst_cask))
     finally:
         if servers:
             servers.stop()
         for d in [tmp, *homes]:
             shutil.rmtree(d, ignore_errors=True)
     report(rows, args.sizes)
+    if any(isinstance(r[0], str) for r in rows):
+        print()
+        report(rows, sorted({r[0] for r in rows if isinstance(r[0], str)}))
 
 
 def report(rows, sizes):
     """One Markdown table: ratio (skillpm vs skillcask medians) per size."""
-    labels = list(dict.fromkeys(r[1] for r in rows))
-    print("| scenario | " + " | ".join(f"{n} skills" for n in sizes) + " |")
+    labels = list(dict.fromkeys(r[1] for r in rows if r[0] in sizes))
+    print("| scenario | " + " | ".join(n if isinstance(n, str) else f"{n} skills"
+                                        for n in sizes) + " |")
     print("|---|" + "---|" * len(sizes))
     for label in labels:
         cells = []
