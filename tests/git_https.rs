@@ -497,14 +497,17 @@ fn a_stale_ref_lock_does_not_block_the_next_fetch() {
 /// The server saw one v2 command, refused, then `git`'s fetch: the
 /// advertisement and the negotiation, one `git fetch` in the log. No
 /// second v2 command was tried. git ran unable to write a file over
-/// 4 GiB (`RLIMIT_FSIZE`): a server can send `git fetch` a pack without
-/// end, which nothing in git caps.
+/// 4 GiB (`RLIMIT_FSIZE`) or to hold more than 4 GiB (`RLIMIT_DATA`): a
+/// server can send `git fetch` a pack, or a ref list, without end, which
+/// nothing in git caps.
 fn assert_v2_refused_then_git(server: &GitHttps, log: &Path) {
     assert_eq!(git_calls(log, "fetch"), 1);
     let limits = std::fs::read_to_string(log.with_extension("log.limits")).unwrap();
-    let line = limits.lines().find(|l| l.starts_with("Max file size"));
-    let soft = line.and_then(|l| l.split_whitespace().nth(3));
-    assert_eq!(soft, Some("4294967296"), "{limits}");
+    for limit in ["Max file size", "Max data size"] {
+        let line = limits.lines().find(|l| l.starts_with(limit));
+        let soft = line.and_then(|l| l.split_whitespace().nth(3));
+        assert_eq!(soft, Some("4294967296"), "{limit}: {limits}");
+    }
     let paths: Vec<String> = server.requests().iter().map(|s| s.path.clone()).collect();
     assert_eq!(
         paths,

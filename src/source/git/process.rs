@@ -20,24 +20,43 @@ const STDERR_TAIL: usize = 8 * 1024;
 /// writes itself (an in-process fetch is cut at 2 GiB).
 pub(super) const MAX_FILE_BYTES: u64 = 4 << 30;
 
+/// The most memory a git child may write to (`RLIMIT_DATA`: its heap
+/// and every private writable mapping; the packs it maps read-only do
+/// not count). git keeps a server's whole ref advertisement in memory
+/// and caps none of it, so a hostile server that lists refs without end
+/// would otherwise take all of the machine's memory before git failed;
+/// with the cap, git's allocation fails ("Out of memory") and so does the
+/// fetch. Far above what a skills repository's fetch needs, and above
+/// anything skillpm itself holds (which inherits the same cap).
+pub(super) const MAX_DATA_BYTES: u64 = 4 << 30;
+
 /// Lowers this process's file-size limit (`RLIMIT_FSIZE`, soft) to
-/// [`MAX_FILE_BYTES`] before the first git child, which inherits it, as
-/// do git's own children (`index-pack` writes the pack): a write past it
-/// ends that process with `SIGXFSZ`, and the fetch fails. Only lowered,
-/// never raised; the hard limit is left alone.
-fn cap_written_files() {
+/// [`MAX_FILE_BYTES`] and its data limit (`RLIMIT_DATA`) to
+/// [`MAX_DATA_BYTES`] before the first git child, which inherits them, as
+/// do git's own children (`index-pack` writes the pack): a write past the
+/// first ends that process with `SIGXFSZ`, an allocation past the second
+/// fails, and the fetch fails. Only lowered, never raised; the hard
+/// limits are left alone.
+fn cap_children() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
-        let now = getrlimit(Resource::Fsize);
-        if now.current.is_none_or(|soft| soft > MAX_FILE_BYTES) {
-            let capped = Rlimit {
-                current: Some(MAX_FILE_BYTES),
-                maximum: now.maximum,
-            };
-            let _ = setrlimit(Resource::Fsize, capped);
-        }
+        use rustix::process::Resource;
+        lower(Resource::Fsize, MAX_FILE_BYTES);
+        lower(Resource::Data, MAX_DATA_BYTES);
     });
+}
+
+/// Lowers the soft limit of `resource` to `cap` unless it is lower.
+fn lower(resource: rustix::process::Resource, cap: u64) {
+    use rustix::process::{getrlimit, setrlimit, Rlimit};
+    let now = getrlimit(resource);
+    if now.current.is_none_or(|soft| soft > cap) {
+        let capped = Rlimit {
+            current: Some(cap),
+            maximum: now.maximum,
+        };
+        let _ = setrlimit(resource, capped);
+    }
 }
 
 /// A running git command. Dropping it before [`Git::finish`] kills it.
@@ -56,7 +75,7 @@ impl<'a> Git<'a> {
         url: &'a GitUrl,
     ) -> Result<Self, SourceError> {
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        cap_written_files();
+        cap_children();
         let mut child = c.spawn().map_err(SourceError::GitMissing)?;
         let stderr = child.stderr.take().map(|mut e| {
             std::thread::spawn(move || {
