@@ -99,14 +99,25 @@ fn lock_path(repo: &Path) -> PathBuf {
 }
 
 /// Removes what only a fetch in progress holds: temporary packs and
-/// indexes (gitoxide's `.tmp*`, git's `tmp_*`) in `objects/pack`, and
-/// every `.lock` file of a ref or of the repository's own files. Nothing
-/// else runs in the repository meanwhile: the caller holds its lock.
-/// Best effort: what cannot be removed is left for the next sweep, and
-/// the fetch reports its own error if it matters.
+/// indexes (gitoxide's `.tmp*`, git's `tmp_*`) in `objects/pack`, the
+/// `shallow` file's replacement (`.tmp*`) at the top, and every `.lock`
+/// file of a ref or of the repository's own files. Nothing else runs in
+/// the repository meanwhile: the caller holds its lock. Best effort: what
+/// cannot be removed is left for the next sweep, and the fetch reports
+/// its own error if it matters.
 fn sweep(repo: &Path) {
-    let pack = repo.join("objects").join("pack");
-    for entry in std::fs::read_dir(&pack).into_iter().flatten().flatten() {
+    remove_temporary(&repo.join("objects").join("pack"));
+    remove_temporary(repo);
+    for name in TOP_LOCKS {
+        let _ = std::fs::remove_file(repo.join(name));
+    }
+    sweep_ref_locks(&repo.join("refs"), MAX_REF_DEPTH);
+}
+
+/// Removes the files (never a directory) in `dir` named like a
+/// temporary file of gitoxide, `git` or skillpm's own replacements.
+fn remove_temporary(dir: &Path) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let is_file = entry.file_type().is_ok_and(|t| !t.is_dir());
@@ -114,10 +125,6 @@ fn sweep(repo: &Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-    for name in TOP_LOCKS {
-        let _ = std::fs::remove_file(repo.join(name));
-    }
-    sweep_ref_locks(&repo.join("refs"), MAX_REF_DEPTH);
 }
 
 /// Removes the `.lock` files below `dir`, down to `depth` levels; a
@@ -172,6 +179,7 @@ mod tests {
             "shallow.lock",
             "objects/pack/.tmpAbC123",
             "objects/pack/tmp_pack_XYZ",
+            ".tmpShAlLo",
         ];
         for p in kept.iter().chain(&left) {
             touch(&repo.join(p));
