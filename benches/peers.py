@@ -164,6 +164,26 @@ def git(*args, cwd):
     sh(["git", *args], cwd=cwd)
 
 
+def commit_all(work, message):
+    git("add", "-A", cwd=work)
+    git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", message, cwd=work)
+
+
+def serve(tmp, work, name, packed):
+    """The repository at `work`, cloned bare where the server finds it as
+    `bench/NAME.git` (repacked with `packed`, as a host holds what was
+    pushed to it), with the same settings every repository here has."""
+    bare = os.path.join(tmp, "repos", VENDOR, f"{name}.git")
+    os.makedirs(os.path.dirname(bare), exist_ok=True)
+    git("clone", "-q", "--bare", work, bare, cwd=tmp)
+    if packed:
+        git("repack", "-adq", cwd=bare)
+    for k in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant",
+              "uploadpack.allowReachableSHA1InWant"):
+        git("config", k, "true", cwd=bare)
+    return f"{VENDOR}/{name}.git"
+
+
 def make_repo(tmp, src, n, history=0, packed=False):
     """One repository with skills/bench-0000 ... for n skills, served bare.
     With `history`, that many earlier commits each replace a 32 KB file of
@@ -175,42 +195,28 @@ def make_repo(tmp, src, n, history=0, packed=False):
     for k in range(history):
         with open(os.path.join(work, "past.bin"), "wb") as f:
             f.write(os.urandom(32 * 1024))
-        git("add", "-A", cwd=work)
-        git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", f"past {k}", cwd=work)
+        commit_all(work, f"past {k}")
     if history:
         os.remove(os.path.join(work, "past.bin"))
     for i in range(n):
         name = f"bench-{i:04d}"
         shutil.copytree(os.path.join(src, name), os.path.join(work, "skills", name))
-    git("add", "-A", cwd=work)
-    git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "skills", cwd=work)
-    bare = os.path.join(tmp, "repos", VENDOR, f"skills-{n}.git")
-    os.makedirs(os.path.dirname(bare), exist_ok=True)
-    git("clone", "-q", "--bare", work, bare, cwd=tmp)
-    if packed:
-        git("repack", "-adq", cwd=bare)
-    for k in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant",
-              "uploadpack.allowReachableSHA1InWant"):
-        git("config", k, "true", cwd=bare)
-    return bare
+    commit_all(work, "skills")
+    return serve(tmp, work, f"skills-{n}", packed)
 
 
 def make_single_repos(tmp, src, count, packed=False):
     """`count` repositories one-0000 ... holding one skill each at their
-    root, the layout of a skill published as its own repository."""
-    urls = []
+    root, the layout of a skill published as its own repository; returns
+    their paths below the server's `git/`."""
+    paths = []
     for i in range(count):
         work = os.path.join(tmp, "work", f"one-{i:04d}")
         shutil.copytree(os.path.join(src, f"bench-{i:04d}"), work)
         git("init", "-q", "-b", "main", cwd=work)
-        git("add", "-A", cwd=work)
-        git("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "skill", cwd=work)
-        bare = os.path.join(tmp, "repos", VENDOR, f"one-{i:04d}.git")
-        git("clone", "-q", "--bare", work, bare, cwd=tmp)
-        if packed:
-            git("repack", "-adq", cwd=bare)
-        urls.append(f"{VENDOR}/one-{i:04d}.git")
-    return urls
+        commit_all(work, "skill")
+        paths.append(serve(tmp, work, f"one-{i:04d}", packed))
+    return paths
 
 
 class Servers:

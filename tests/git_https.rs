@@ -473,13 +473,7 @@ fn a_stale_ref_lock_does_not_block_the_next_fetch() {
     f.ok(&["init"]);
     let url = format!("git+{}", server.url("multi"));
     f.ok(&["add", "--all", &url]);
-    let git = f.cache.join("skillpm/git-v1");
-    let clone = std::fs::read_dir(&git)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.join("HEAD").is_file())
-        .unwrap();
+    let clone = cache_repo(&f, false);
     // Where `kill -9` leaves it: the ref's lock in place, and the clone's
     // fetch lock file still saying a fetch is running.
     let stale = clone.join("refs/heads/main.lock");

@@ -89,8 +89,7 @@ fn clone_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
 /// server that timed out would only time out again).
 fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, SourceError> {
     let repo = clone_dir(cache, url);
-    let _fetching = fetching(&repo)?;
-    asking(url);
+    let _fetching = fetching(&repo, url)?;
     let in_process = match fetch::handles(url) {
         true => match fetch::fetch(&repo, url, history) {
             Ok(()) => return Ok(repo),
@@ -118,24 +117,23 @@ fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, 
     }
 }
 
-/// Holds `repo` for one fetch ([`fetching::Fetching`]).
-fn fetching(repo: &Path) -> Result<fetching::Fetching, SourceError> {
-    fetching::Fetching::start(repo)
-        .map_err(|e| crate::fs::fs_err("lock for a fetch", repo)(e).into())
+/// Holds `repo` for one fetch from `url` ([`fetching::Fetching`]), and
+/// records that this run asks `url`'s server: every request goes through
+/// here first.
+fn fetching(repo: &Path, url: &GitUrl) -> Result<fetching::Fetching, SourceError> {
+    let held = fetching::Fetching::start(repo)
+        .map_err(|e| SourceError::from(crate::fs::fs_err("lock for a fetch", repo)(e)))?;
+    ASKED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(url.redacted());
+    Ok(held)
 }
 
 /// Repositories (by URL without credentials) whose server this run has
 /// asked for something: what a package of theirs was made from did not
 /// all come from the cache.
 static ASKED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-
-/// Records that this run asks the server of `url`; always true, so it can
-/// stand in a chain of conditions right before the request.
-fn asking(url: &GitUrl) -> bool {
-    let mut asked = ASKED.lock().unwrap_or_else(|p| p.into_inner());
-    asked.insert(url.redacted());
-    true
-}
 
 /// Whether this run asked the server of `url` for anything so far: a
 /// package of it made before any request, or made without one, came from
@@ -287,9 +285,8 @@ fn fetch_commit(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
     if !fetch::handles(url) {
         return None;
     }
-    let _fetching = fetching(&repo).ok()?;
-    (asking(url) && fetch::fetch_commit(&repo, url, commit).is_ok() && holds(&repo, url, commit))
-        .then_some(repo)
+    let _fetching = fetching(&repo, url).ok()?;
+    (fetch::fetch_commit(&repo, url, commit).is_ok() && holds(&repo, url, commit)).then_some(repo)
 }
 
 /// A skill packed from a commit: what it says it is, its canonical tar,
@@ -401,8 +398,7 @@ fn tree_holder(cache: &Cache, url: &GitUrl, wanted: &[String], offline: bool) ->
     if offline || !fetch::handles(url) {
         return None;
     }
-    let _fetching = fetching(&alone).ok()?;
-    asking(url);
+    let _fetching = fetching(&alone, url).ok()?;
     fetch::fetch_trees(&alone, url, &missing).ok()?;
     lacking(&alone).is_empty().then_some(alone)
 }

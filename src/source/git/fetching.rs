@@ -213,6 +213,10 @@ mod tests {
         touch(&repo.join("refs/heads/main.lock"));
         drop(Fetching::start(&repo).unwrap());
         assert!(!repo.join("refs/heads/main.lock").exists());
+        // Once: that fetch ended, so the next one sweeps nothing.
+        touch(&repo.join("refs/heads/main.lock"));
+        drop(Fetching::start(&repo).unwrap());
+        assert!(repo.join("refs/heads/main.lock").exists());
         let new = tmp.path().join("new");
         drop(Fetching::start(&new).unwrap());
         assert!(!new.exists(), "the lock file goes beside the repository");
