@@ -122,7 +122,7 @@ fn fetch_repo(cache: &Cache, url: &GitUrl, history: History) -> Result<PathBuf, 
 /// here first.
 fn fetching(repo: &Path, url: &GitUrl) -> Result<fetching::Fetching, SourceError> {
     let held = fetching::Fetching::start(repo)
-        .map_err(|e| SourceError::from(crate::fs::fs_err("lock for a fetch", repo)(e)))?;
+        .map_err(|e| SourceError::from(crate::fs::fs_err("lock", &fetching::lock_path(repo))(e)))?;
     ASKED
         .lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -92,7 +92,7 @@ fn mark(file: &mut File, state: u8) -> io::Result<()> {
 
 /// `<repo>.skillpm-fetch`, beside the repository rather than in it: it
 /// exists before a new clone does, and `git` never sees it.
-fn lock_path(repo: &Path) -> PathBuf {
+pub(super) fn lock_path(repo: &Path) -> PathBuf {
     let mut path = repo.as_os_str().to_owned();
     path.push(".skillpm-fetch");
     PathBuf::from(path)
