@@ -191,6 +191,46 @@ fn path_source_is_copied_and_locked_with_its_path() {
     );
 }
 
+/// An installed tree's modes are the package's (0755 for its directory
+/// and executables, 0644 for other files) whatever the umask: with the
+/// usual ones (022, 002) they are given when each file is created, with a
+/// stricter one (077) they are set again after it.
+#[test]
+#[cfg(unix)]
+fn installed_modes_do_not_depend_on_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    f.ok(&["init"]);
+    let src = f.skill(
+        &f.project,
+        "vendor/moded",
+        "name: moded\ndescription: d\nversion: \"1.0.0\"",
+        "body",
+    );
+    let script = f.write(&src, "scripts/run.sh", "#!/bin/sh\n");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    f.ok(&["add", "./vendor/moded"]);
+    let dest = f.project_root().join("moded");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for umask in ["022", "002", "077"] {
+        std::fs::remove_dir_all(&dest).unwrap();
+        let out = f
+            .command("/bin/sh")
+            .args([
+                "-c",
+                &format!("umask {umask}; exec \"$0\" install --locked"),
+            ])
+            .arg(env!("CARGO_BIN_EXE_skillpm"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "umask {umask}: {}", stderr(&out));
+        assert_eq!(mode(&dest), 0o755, "umask {umask}: the tree's directory");
+        assert_eq!(mode(&dest.join("SKILL.md")), 0o644, "umask {umask}");
+        assert_eq!(mode(&dest.join("scripts/run.sh")), 0o755, "umask {umask}");
+    }
+    f.ok(&["verify"]);
+}
+
 #[test]
 fn locked_fails_without_writing_and_names_the_package() {
     let f = Fixture::new();

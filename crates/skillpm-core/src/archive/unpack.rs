@@ -282,18 +282,22 @@ impl<'a> Unpacker<'a> {
         }
         let mode = if executable { 0o755 } else { 0o644 };
         let target = self.dest.join(rel);
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&target)
-            .map_err(self.io_err(rel))?;
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+        let mut file = options.open(&target).map_err(self.io_err(rel))?;
         // Never trust the header size alone: read at most one byte past the
         // remaining budget.
         let mut limited = contents.take(remaining.saturating_add(1));
-        // One buffer per unpack, not one per file: zeroing 64 KiB for
-        // every small file was measurable.
+        // One buffer per unpack, not one per file, grown to the largest
+        // file (up to 64 KiB): zeroing 64 KiB for every small file, or
+        // for every small tree, was measurable.
         let mut buf = std::mem::take(&mut self.buf);
-        buf.resize(64 * 1024, 0);
+        let want = usize::try_from(size.saturating_add(1)).map_or(64 * 1024, |n| n.min(64 * 1024));
+        if buf.len() < want {
+            buf.resize(want, 0);
+        }
         let mut written: u64 = 0;
         let result = loop {
             let n = match limited.read(&mut buf) {
@@ -312,7 +316,9 @@ impl<'a> Unpacker<'a> {
         };
         self.buf = buf;
         result?;
-        set_file_mode(&file, mode).map_err(self.io_err(rel))?;
+        if !modes_survive_umask() {
+            set_file_mode(&file, mode).map_err(self.io_err(rel))?;
+        }
         self.stats.bytes += written;
         self.stats.files += 1;
         Ok(())
@@ -450,7 +456,8 @@ pub fn unpack_as(
     limits: &Limits,
 ) -> Result<UnpackStats, UnpackError> {
     check_input(format, bytes, expected, limits)?;
-    unpack_listed(format, bytes, dest, limits).map(|(stats, _)| stats)
+    prepare_dest(dest)?;
+    unpack_into(format, bytes, dest, limits).map(|(stats, _)| stats)
 }
 
 /// The checks before any entry is read: the checksum, then the size cap.
@@ -476,15 +483,14 @@ fn check_input(
     Ok(())
 }
 
-/// [`unpack_as`] after the checksum and size checks, also returning every
-/// path created.
-fn unpack_listed(
+/// [`unpack_as`] after the checksum and size checks, into `dest`, which
+/// must be an empty directory, also returning every path created.
+fn unpack_into(
     format: Format,
     bytes: &[u8],
     dest: &Path,
     limits: &Limits,
 ) -> Result<(UnpackStats, Vec<String>), UnpackError> {
-    prepare_dest(dest)?;
     let mut unpacker = Unpacker::new(dest, limits);
     match format {
         Format::TarGz => tar_gz_into(bytes, &mut unpacker, limits)?,
@@ -566,8 +572,9 @@ pub fn unpack_to_new_dir_as(
     parent: &Path,
     limits: &Limits,
 ) -> Result<tempfile::TempDir, UnpackError> {
+    check_input(format, bytes, expected, limits)?;
     let dir = new_dir_in(parent)?;
-    unpack_as(format, bytes, expected, dir.path(), limits)?;
+    unpack_into(format, bytes, dir.path(), limits)?;
     Ok(dir)
 }
 
@@ -581,34 +588,67 @@ pub fn unpack_to_new_dir_listed(
     parent: &Path,
     limits: &Limits,
 ) -> Result<(tempfile::TempDir, Vec<String>), UnpackError> {
-    let dir = new_dir_in(parent)?;
     let format = Format::of_package(bytes);
     check_input(format, bytes, None, limits)?;
-    let (_, paths) = unpack_listed(format, bytes, dir.path(), limits)?;
+    let dir = new_dir_in(parent)?;
+    let (_, paths) = unpack_into(format, bytes, dir.path(), limits)?;
     Ok((dir, paths))
 }
 
-/// A fresh temp dir inside `parent`, created if missing, readable by
-/// all like the trees installed from it.
+/// A fresh (so empty) temp dir inside `parent`, created if missing,
+/// readable by all like the trees installed from it. `parent` is looked
+/// up only when the first try finds it missing: a run stages every tree
+/// in the same one, which exists.
 fn new_dir_in(parent: &Path) -> Result<tempfile::TempDir, UnpackError> {
     let io = |source| UnpackError::Io {
         path: parent.to_path_buf(),
         source,
     };
-    fs::create_dir_all(parent).map_err(io)?;
-    let dir = tempfile::Builder::new()
-        .prefix(".skillpm-unpack-")
-        .tempdir_in(parent)
-        .map_err(io)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".skillpm-unpack-");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).map_err(|source| {
-            UnpackError::Io {
+        builder.permissions(fs::Permissions::from_mode(0o755));
+    }
+    let dir = match builder.tempdir_in(parent) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(parent).map_err(io)?;
+            builder.tempdir_in(parent)
+        }
+        made => made,
+    }
+    .map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if !modes_survive_umask() {
+            let mode = fs::Permissions::from_mode(0o755);
+            fs::set_permissions(dir.path(), mode).map_err(|source| UnpackError::Io {
                 path: dir.path().to_path_buf(),
                 source,
-            }
-        })?;
+            })?;
+        }
     }
     Ok(dir)
+}
+
+/// Whether a file or directory created with the modes the unpacker
+/// gives (0o644, 0o755) gets exactly that mode: the process's umask
+/// clears none of their bits (022 and 002, the usual ones, clear none).
+/// Then no mode is set again after creation: that was one more inode
+/// update per file and per tree (41 system calls of a 10-skill restore,
+/// each a journal write). Read once from `/proc` (skillpm never changes
+/// its umask); where that cannot be read, `false`, and every mode is set
+/// explicitly.
+fn modes_survive_umask() -> bool {
+    static SURVIVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SURVIVE.get_or_init(|| {
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+            .is_some_and(|umask| umask & 0o755 == 0)
+    })
 }
