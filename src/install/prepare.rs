@@ -52,6 +52,31 @@ pub struct Prepared {
     pub not_cached: Vec<CacheError>,
 }
 
+/// Tells the sources, before a run sets up its staging, which of the
+/// skills in `needed` ([`prepare`] comes next, with the same) they will be
+/// asked for: the git source groups their trees into one request per
+/// commit and starts the first request now.
+pub fn announce(sources: &Sources, needed: &[&LockedSkill], packed: &HashMap<Checksum, Verified>) {
+    // A tree that the cache may hold as a tarball is not announced: git
+    // trees never are ([`keeps_tarball`]), and only the git source
+    // plans its fetches.
+    sources.git.will_fetch(
+        needed
+            .iter()
+            .copied()
+            .filter(|s| !keeps_tarball(s) && made_here(s, packed).is_none()),
+    );
+}
+
+/// The tree of `s` made while resolving, this run, if it was. Keyed by the
+/// checksum the tree was made with; a key that is not its tree's checksum
+/// is a bug, never an install.
+fn made_here<'p>(s: &LockedSkill, packed: &'p HashMap<Checksum, Verified>) -> Option<&'p Verified> {
+    packed
+        .get(&s.checksum)
+        .filter(|v| *v.checksum() == s.checksum)
+}
+
 /// Stages every skill in `needed` inside `root` (which must exist), and
 /// caches each tarball once its tree is staged and checked, so a refused
 /// package leaves nothing behind that a later run could trust. Failing to
@@ -68,12 +93,7 @@ pub async fn prepare(
     let work: Vec<(&LockedSkill, Local)> = needed
         .iter()
         .map(|&s| {
-            // Keyed by the checksum the tree was made with; a key that
-            // is not its tree's checksum is a bug, never an install.
-            let made = packed
-                .get(&s.checksum)
-                .filter(|v| *v.checksum() == s.checksum);
-            let local = match made {
+            let local = match made_here(s, packed) {
                 Some(v) => Local::Packed(v.clone()),
                 None if keeps_tarball(s) && cache.has_tarball(&s.checksum, stored_form(s)) => {
                     Local::Cached
@@ -83,14 +103,6 @@ pub async fn prepare(
             (s, local)
         })
         .collect();
-    // Those to fetch are known now: the git source groups their trees
-    // into one request per commit, and starts its fetch client beside the
-    // rest of the set-up rather than in front of that request.
-    sources.git.will_fetch(
-        work.iter()
-            .filter(|(_, local)| matches!(local, Local::Absent))
-            .map(|(s, _)| *s),
-    );
     // Registry packages that will be downloaded: asked about yanks in one
     // query per registry, beside the downloads.
     let mut yank_queries: BTreeMap<&str, Vec<PackageVersion>> = BTreeMap::new();

@@ -154,6 +154,17 @@ impl<'a> Run<'a> {
         };
         let plans: Vec<Plan> =
             install::plan_all(&project.targets(manifest)?, &new.skills, &self.cache, mode);
+        // The cache is held from here while this run fetches into it or
+        // reads from it, and the sources learn now what they will fetch:
+        // the first request is out while the rest is set up.
+        let cache_guard = match needed(&plans).as_slice() {
+            [] => None,
+            some => {
+                let guard = self.cache.lock()?;
+                install::announce(&self.sources, some, &resolved.packed);
+                Some(guard)
+            }
+        };
         // Before anything is staged: leftovers of an interrupted run sit
         // where this run's staging directories and files will.
         for p in &plans {
@@ -168,17 +179,11 @@ impl<'a> Run<'a> {
             // place only once every tree is. A run that fails before
             // then drops them unrenamed.
             let syncing = writes.start(scope);
-            // Only the first root holds trees; the others link to it.
-            let needed: Vec<&LockedSkill> = plans
-                .first()
-                .map(|p| p.needed().collect())
-                .unwrap_or_default();
-            let mut cache_guard = None;
+            let needed = needed(&plans);
             let mut prepared = Prepared::default();
             if let (Some(first), false) = (plans.first(), needed.is_empty()) {
                 let root = &first.root;
                 std::fs::create_dir_all(root).map_err(Error::io(root))?;
-                cache_guard = Some(self.cache.lock()?);
                 prepared = self.rt.block_on(install::prepare(
                     &self.cache,
                     &self.sources,
@@ -270,6 +275,15 @@ impl<'a> Run<'a> {
         summary.lock_written = syncing.finish()?;
         Ok(summary)
     }
+}
+
+/// The skills whose trees a run prepares: only the first root holds
+/// trees; the others link to it.
+fn needed(plans: &[Plan]) -> Vec<&LockedSkill> {
+    plans
+        .first()
+        .map(|p| p.needed().collect())
+        .unwrap_or_default()
 }
 
 /// The files a run writes once everything is installed, and whether the

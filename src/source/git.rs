@@ -316,7 +316,10 @@ fn pack_commit(
 
 /// Exports the tree `tree` of `commit` (a skill's directory the lock
 /// records, fetched alone) and packs it; `None` when the repository does
-/// not hold that tree.
+/// not hold that tree. Not identified: the lock names the skill and its
+/// checksum pins these bytes, so reading `SKILL.md`'s frontmatter again
+/// (a YAML parse per skill, a tenth of a 10-skill restore's packing)
+/// would only be thrown away.
 fn pack_tree(
     shared: &export::Shared,
     url: &GitUrl,
@@ -324,12 +327,12 @@ fn pack_tree(
     tree: &str,
     subpath: Option<&str>,
     limits: &Limits,
-) -> Result<Option<Packed>, SourceError> {
+) -> Result<Option<Verified>, SourceError> {
     let shown = shown(url, commit, subpath);
     let id = gix::ObjectId::from_hex(tree.as_bytes())
         .map_err(|e| objects::error("reading", url, format!("tree {tree:?}: {e}")))?;
     match export::tree_by_id(shared, url, id, limits).map_err(refused(&shown))? {
-        Some(entries) => packed(entries, &shown, tree.to_string()).map(Some),
+        Some(entries) => Ok(Some(Verified::of(archive::tar_entries(entries)?))),
         None => Ok(None),
     }
 }
@@ -370,7 +373,7 @@ fn packed(
 /// The repository in the cache that holds every tree in `wanted` (the
 /// clone, or the one [`fetch_commit`] fills), fetching there those it
 /// lacks, in one request, unless `offline`. `None`: the commit is
-/// fetched instead.
+/// fetched instead (as it is for a tree the fetch did not bring).
 fn tree_holder(cache: &Cache, url: &GitUrl, wanted: &[String], offline: bool) -> Option<PathBuf> {
     let lacking = |repo: &Path| -> Vec<&str> {
         let opened = match repo.join("HEAD").is_file() {
@@ -400,7 +403,32 @@ fn tree_holder(cache: &Cache, url: &GitUrl, wanted: &[String], offline: bool) ->
     }
     let _fetching = fetching(&alone, url).ok()?;
     fetch::fetch_trees(&alone, url, &missing).ok()?;
-    lacking(&alone).is_empty().then_some(alone)
+    // Not checked again: a tree the server left out is missed where it
+    // is read ([`export::tree_by_id`]), and that skill's commit is
+    // fetched instead.
+    Some(alone)
+}
+
+/// The repository that holds a commit's trees, opened to read them
+/// ([`holding_trees`]).
+type TreeSet = Result<Option<Arc<export::Shared>>, SourceError>;
+
+/// [`tree_holder`], with the repository it names opened for the skills
+/// of `commit` to be read from, in the same task rather than one more
+/// trip through the blocking pool.
+fn holding_trees(
+    cache: &Cache,
+    url: &GitUrl,
+    commit: &str,
+    wanted: &[String],
+    offline: bool,
+) -> TreeSet {
+    let Some(repo) = tree_holder(cache, url, wanted, offline) else {
+        return Ok(None);
+    };
+    Ok(Some(Arc::new(export::Shared::trees_only(
+        &repo, url, commit,
+    )?)))
 }
 
 /// A skill found in a repository by [`GitSource::discover`].
@@ -535,12 +563,16 @@ pub struct GitSource {
     /// `url#commit` → the trees of that commit the lock records for the
     /// packages this run fetches ([`GitSource::will_fetch`]).
     planned: Mutex<HashMap<String, BTreeSet<String>>>,
-    /// `url#commit` → the repository holding those trees, fetched alone
-    /// when none does; `None`: the commit is fetched instead.
-    tree_sets: Memo<Option<PathBuf>>,
+    /// `url#commit` → the repository holding those trees (fetched alone
+    /// when none does), opened to read them; `None`: the commit is
+    /// fetched instead.
+    tree_sets: Memo<Option<Arc<export::Shared>>>,
     /// `url#tree` → the skill packed from that tree; `None` when the
     /// repository that holds its commit's trees lacks it.
-    by_tree: Memo<Option<Packed>>,
+    by_tree: Memo<Option<Verified>>,
+    /// `url#commit` → the fetch of that commit's planned trees, started
+    /// by [`GitSource::will_fetch`] on a thread of its own.
+    prefetched: Mutex<HashMap<String, tokio::sync::oneshot::Receiver<TreeSet>>>,
 }
 
 impl GitSource {
@@ -560,6 +592,7 @@ impl GitSource {
             planned: Mutex::new(HashMap::new()),
             tree_sets: Mutex::new(HashMap::new()),
             by_tree: Mutex::new(HashMap::new()),
+            prefetched: Mutex::new(HashMap::new()),
         }
     }
 
@@ -678,12 +711,14 @@ impl GitSource {
 impl GitSource {
     /// Told which locked packages this run must fetch (those whose
     /// tarballs the cache lacks). Groups the trees the lock records by
-    /// commit, so each commit's trees are fetched in one request. And
-    /// starts the fetch client for the first git package when the cache
-    /// holds no repository of its URL either: a restore then sets the
-    /// client up (TLS roots, its thread) beside its other set-up rather
-    /// than in front of its one request. Decided once per run, as every
-    /// warm-up is ([`fetch::warm`]).
+    /// commit, so each commit's trees are fetched in one request, and
+    /// starts getting the first commit's trees now
+    /// ([`GitSource::prefetch`]). Without trees to plan (a lock from
+    /// before trees were locked), starts the fetch client for the first
+    /// git package when the cache holds no repository of its URL either,
+    /// so a restore sets the client up (TLS roots, its thread) beside its
+    /// other set-up rather than in front of its one request. Called once
+    /// per run.
     pub fn will_fetch<'a>(&self, to_fetch: impl IntoIterator<Item = &'a LockedSkill>) {
         if self.offline {
             return;
@@ -694,15 +729,42 @@ impl GitSource {
             let LockedSource::Git { url, commit } = &s.source else {
                 continue;
             };
-            first.get_or_insert(url);
+            let key = format!("{}#{commit}", url.redacted());
             if let Some(tree) = &s.tree {
-                let key = format!("{}#{commit}", url.redacted());
-                planned.entry(key).or_default().insert(tree.clone());
+                planned.entry(key.clone()).or_default().insert(tree.clone());
+            }
+            first.get_or_insert((url, key, commit));
+        }
+        let wanted: Option<Vec<String>> = first
+            .as_ref()
+            .and_then(|(_, key, _)| Some(planned.get(key)?.iter().cloned().collect()));
+        drop(planned);
+        if let Some((url, key, commit)) = first {
+            match wanted {
+                Some(wanted) => self.prefetch(key, url, commit, wanted),
+                None => fetch::warm(url, || lacks_repos(&self.cache, url)),
             }
         }
-        drop(planned);
-        if let Some(url) = first {
-            fetch::warm(url, || lacks_repos(&self.cache, url));
+    }
+
+    /// Starts finding (in the cache) or fetching the trees `wanted` of the
+    /// commit `key` names on a thread of its own, now rather than when
+    /// the first of those skills is staged: the request is out while the
+    /// run sweeps leftovers and sets up its staging, which stood in front
+    /// of it. The thread sets the fetch client up first when the cache
+    /// lacks the repository ([`fetch::warm_here`]). Only the first
+    /// commit's: others wait for a fetch permit as before, so the bound
+    /// on fetches at once is kept, give or take this one.
+    fn prefetch(&self, key: String, url: &GitUrl, commit: &str, wanted: Vec<String>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (cache, url, commit) = (self.cache.clone(), url.clone(), commit.to_string());
+        let started = std::thread::Builder::new().spawn(move || {
+            fetch::warm_here(&url, || lacks_repos(&cache, &url));
+            let _ = tx.send(holding_trees(&cache, &url, &commit, &wanted, false));
+        });
+        if started.is_ok() {
+            let mut prefetched = self.prefetched.lock().unwrap_or_else(|p| p.into_inner());
+            prefetched.insert(key, rx);
         }
     }
 
@@ -717,31 +779,34 @@ impl GitSource {
         commit: &str,
         tree: &str,
         subpath: Option<&str>,
-    ) -> Result<Option<Packed>, SourceError> {
+    ) -> Result<Option<Verified>, SourceError> {
         let key = format!("{}#{commit}", url.redacted());
         let offline = self.offline;
         let holder = memo(&self.tree_sets, key.clone())
-            .get_or_try_init(|| {
+            .get_or_try_init(|| async {
+                let started = {
+                    let mut prefetched = self.prefetched.lock().unwrap_or_else(|p| p.into_inner());
+                    prefetched.remove(&key)
+                };
+                if let Some(rx) = started {
+                    if let Ok(held) = rx.await {
+                        return held;
+                    }
+                }
                 let mut wanted: BTreeSet<String> = {
                     let planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
                     planned.get(&key).cloned().unwrap_or_default()
                 };
                 wanted.insert(tree.to_string());
-                let (u, wanted) = (url.clone(), Vec::from_iter(wanted));
-                self.blocking(move |cache| Ok(tree_holder(cache, &u, &wanted, offline)))
+                let (u, c, wanted) = (url.clone(), commit.to_string(), Vec::from_iter(wanted));
+                self.blocking(move |cache| holding_trees(cache, &u, &c, &wanted, offline))
+                    .await
             })
             .await?
             .clone();
-        let Some(repo) = holder else {
+        let Some(shared) = holder else {
             return Ok(None);
         };
-        let shared = memo(&self.trees, format!("{key} trees"))
-            .get_or_try_init(|| {
-                let (u, c) = (url.clone(), commit.to_string());
-                self.blocking(move |_| Ok(Arc::new(export::Shared::trees_only(&repo, &u, &c)?)))
-            })
-            .await?
-            .clone();
         memo(&self.by_tree, format!("{}#{tree}", url.redacted()))
             .get_or_try_init(|| {
                 let (u, c, t) = (url.clone(), commit.to_string(), tree.to_string());
@@ -844,8 +909,8 @@ impl Source for GitSource {
         }
         if let Some(tree) = &locked.tree {
             let sub = locked.path.as_deref();
-            if let Some(p) = self.pack_of_tree(url, commit, tree, sub).await? {
-                return Ok(Package::Made(p.tree));
+            if let Some(tree) = self.pack_of_tree(url, commit, tree, sub).await? {
+                return Ok(Package::Made(tree));
             }
         }
         let cell = memo(&self.present, format!("{}#{commit}", url.redacted()));
