@@ -57,14 +57,12 @@ pub struct Prepared {
 /// asked for: the git source groups their trees into one request per
 /// commit and starts the first request now.
 pub fn announce(sources: &Sources, needed: &[&LockedSkill], packed: &HashMap<Checksum, Verified>) {
-    // A tree that the cache may hold as a tarball is not announced: git
-    // trees never are ([`keeps_tarball`]), and only the git source
-    // plans its fetches.
+    // Only the git source plans its fetches; it skips other kinds.
     sources.git.will_fetch(
         needed
             .iter()
             .copied()
-            .filter(|s| !keeps_tarball(s) && made_here(s, packed).is_none()),
+            .filter(|s| made_here(s, packed).is_none()),
     );
 }
 

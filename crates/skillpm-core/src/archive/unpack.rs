@@ -644,7 +644,8 @@ fn new_dir_in(parent: &Path) -> Result<tempfile::TempDir, UnpackError> {
 fn modes_survive_umask() -> bool {
     static SURVIVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *SURVIVE.get_or_init(|| {
-        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let status = Path::new("/proc/self/status");
+        let status = crate::bounded::read_to_string(status, 64 * 1024).unwrap_or_default();
         status
             .lines()
             .find_map(|l| l.strip_prefix("Umask:"))
