@@ -37,7 +37,7 @@ pub(crate) fn chunked<T: Sync, R: Send>(
 /// The cores this process may use, asked once: the standard library
 /// reads the cgroup's CPU quota (three files) at every call, and a run
 /// asked up to five times.
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }

@@ -112,16 +112,19 @@ impl Summary {
 }
 
 /// The runtime a command runs its async work on: one per command, a
-/// current-thread reactor (blocking work such as git goes to its pool).
-/// The pool is as large as the number of git fetches that may run at once:
-/// beyond that, staging and packing gain nothing from more threads than
-/// cores, and tokio's default (up to 512) grew to two dozen threads for a
-/// 1 000-skill `add`, each paying its creation and a malloc arena
-/// (git `add --all` of 100 and 1 000 skills: CPU 0.92x and 0.95x).
+/// current-thread reactor (CPU- and disk-bound work goes to its pool).
+/// The pool has one thread more than the machine has cores (at most
+/// eight): staging and packing gain nothing from more, and every thread
+/// costs its creation, its stack's pages and its exit. tokio's default
+/// (up to 512) grew to two dozen threads for a 1 000-skill `add`; eight
+/// (the old bound, sized for git fetches, which wait on the network and
+/// now run on threads of their own) spawned a thread per tree of a
+/// 10-skill restore on two cores (three threads there: a 10-skill git
+/// restore and add 0.97x, 100 skills 1.00x).
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .max_blocking_threads(crate::source::git::GIT_CONCURRENCY)
+        .max_blocking_threads(crate::parallel::cores().saturating_add(1).min(8))
         .build()
         .map_err(Error::Runtime)
 }

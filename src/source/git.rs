@@ -535,8 +535,8 @@ fn found(dir: Option<String>, body: &[u8]) -> FoundSkill {
 }
 
 /// Git dependencies, fetched through one bare clone per URL in the cache.
-/// git runs on the blocking pool, at most [`GIT_CONCURRENCY`] at once, and
-/// each URL is fetched at most once per run, so `add` of many skills from
+/// Fetches run on threads of their own, at most [`GIT_CONCURRENCY`] at
+/// once, and reading and packing on the blocking pool; each URL is fetched at most once per run, so `add` of many skills from
 /// one repository (or `add` followed by its install) costs one fetch.
 /// Every skill of one (url, commit) shares one listing and one object
 /// reader ([`export::Shared`]), each ref is resolved once, and each
@@ -596,16 +596,44 @@ impl GitSource {
         }
     }
 
-    /// Runs blocking git work off the async runtime, under the concurrency
-    /// bound.
+    /// Runs git work that keeps a core busy (reading, packing) on the
+    /// runtime's blocking pool, which is sized for that.
     async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Cache) -> Result<T, SourceError> + Send + 'static,
+    ) -> Result<T, SourceError> {
+        let cache = self.cache.clone();
+        tokio::task::spawn_blocking(move || f(&cache)).await?
+    }
+
+    /// Runs git work that may wait on the network (a fetch, or a look in
+    /// the cache that fetches what it lacks) on a thread of its own, at
+    /// most [`GIT_CONCURRENCY`] at once: on the blocking pool it would
+    /// hold one of its few threads for a whole round trip.
+    async fn on_own_thread<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Cache) -> Result<T, SourceError> + Send + 'static,
     ) -> Result<T, SourceError> {
         // The semaphore is never closed, so this always yields a permit.
         let _permit = self.permits.acquire().await.ok();
         let cache = self.cache.clone();
-        tokio::task::spawn_blocking(move || f(&cache)).await?
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("skillpm-fetch".into())
+            .spawn(move || {
+                let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+                    || f(&cache),
+                )));
+            })
+            .map_err(SourceError::Thread)?;
+        match rx.await {
+            Ok(Ok(done)) => done,
+            // A panic there is a bug, re-raised here as the pool would.
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => Err(SourceError::Thread(std::io::Error::other(
+                "a fetch thread ended without an answer",
+            ))),
+        }
     }
 
     /// The bare clone of `url` with the commits its refs name, fetched
@@ -629,7 +657,7 @@ impl GitSource {
         let cell = memo(memo_of, url.redacted());
         cell.get_or_try_init(|| {
             let url = url.clone();
-            self.blocking(move |cache| fetch_repo(cache, &url, history))
+            self.on_own_thread(move |cache| fetch_repo(cache, &url, history))
         })
         .await
         .cloned()
@@ -799,7 +827,7 @@ impl GitSource {
                 };
                 wanted.insert(tree.to_string());
                 let (u, c, wanted) = (url.clone(), commit.to_string(), Vec::from_iter(wanted));
-                self.blocking(move |cache| holding_trees(cache, &u, &c, &wanted, offline))
+                self.on_own_thread(move |cache| holding_trees(cache, &u, &c, &wanted, offline))
                     .await
             })
             .await?
@@ -917,7 +945,7 @@ impl Source for GitSource {
         let held = cell
             .get_or_try_init(|| {
                 let (u, c, offline) = (url.clone(), commit.clone(), self.offline);
-                self.blocking(move |cache| {
+                self.on_own_thread(move |cache| {
                     Ok(holder(cache, &u, &c).or_else(|| match offline {
                         true => None,
                         false => fetch_commit(cache, &u, &c),

@@ -223,4 +223,6 @@ pub enum SourceError {
     },
     #[error("a background task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    #[error("cannot run a fetch on a thread of its own: {0}")]
+    Thread(std::io::Error),
 }
