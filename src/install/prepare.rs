@@ -143,15 +143,9 @@ pub async fn prepare(
                     .await
                     .map(|v| (v, true)),
                 };
-                let (v, from_cache) = match local {
-                    Some(v) => v,
-                    None => {
-                        let v = fetch_one(sources, s, reporter).await?;
-                        (v, made_from_cache(s))
-                    }
-                };
                 let (cache, locked) = (cache.clone(), s.clone());
-                let staged = blocking(move || {
+                // Stages the package, then caches its tarball if worth it.
+                let finish = move |v: Verified, from_cache: bool| {
                     let staged = stage(&root, &locked, &v, from_cache)?;
                     if from_cache || !keeps_tarball(&locked) {
                         return Ok((staged, None));
@@ -161,8 +155,23 @@ pub async fn prepare(
                     }
                     cache.store_tarball(&v)?;
                     Ok::<_, SourceError>((staged, None))
-                })
-                .await?;
+                };
+                let staged = match local {
+                    Some((v, from_cache)) => blocking(move || finish(v, from_cache)).await?,
+                    None => {
+                        let fetched = s.clone();
+                        let then = move |v| finish(v, made_from_cache(&fetched));
+                        // A git tree is staged where it is packed; any
+                        // other package once it is here.
+                        match sources.git.fetch_tree_then(s, then).await? {
+                            Ok(staged) => staged,
+                            Err(then) => {
+                                let v = fetch_one(sources, s, reporter).await?;
+                                blocking(move || then(v)).await?
+                            }
+                        }
+                    }
+                };
                 Ok::<_, SourceError>((s.name.clone(), staged))
             }
         })
