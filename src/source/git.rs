@@ -431,6 +431,19 @@ fn holding_trees(
     )?)))
 }
 
+/// What the skills of `commit` share ([`export::Shared`]), read from the
+/// repository that holds it (`held`), else from the clone of `url`.
+fn listed(
+    cache: &Cache,
+    held: Option<PathBuf>,
+    url: &GitUrl,
+    commit: &str,
+) -> Result<Arc<export::Shared>, SourceError> {
+    let repo = held.unwrap_or_else(|| clone_dir(cache, url));
+    let shared = export::Shared::new(&repo, url, commit, &listing_limits())?;
+    Ok(Arc::new(shared))
+}
+
 /// A skill found in a repository by [`GitSource::discover`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoundSkill {
@@ -626,6 +639,9 @@ impl GitSource {
                 )));
             })
             .map_err(SourceError::Thread)?;
+        // This thread waits on the fetch: a pool thread started now is
+        // there for the reading that follows it, rather than started then.
+        drop(tokio::task::spawn_blocking(|| {}));
         match rx.await {
             Ok(Ok(done)) => done,
             // A panic there is a bug, re-raised here as the pool would.
@@ -702,14 +718,39 @@ impl GitSource {
         let cell = memo(&self.trees, key);
         cell.get_or_try_init(|| {
             let (u, c) = (url.clone(), commit.to_string());
-            self.blocking(move |cache| {
-                let repo = held.unwrap_or_else(|| clone_dir(cache, &u));
-                let shared = export::Shared::new(&repo, &u, &c, &listing_limits())?;
-                Ok(Arc::new(shared))
-            })
+            self.blocking(move |cache| listed(cache, held, &u, &c))
         })
         .await
         .cloned()
+    }
+
+    /// [`GitSource::shared`] with `then` run on it in the same trip
+    /// through the pool: one wait for a pool thread and for the runtime's
+    /// thread fewer, for a caller that reads the listing once (`discover`).
+    async fn with_shared<T: Send + 'static>(
+        &self,
+        url: &GitUrl,
+        commit: &str,
+        then: impl FnOnce(&export::Shared) -> Result<T, SourceError> + Send + 'static,
+    ) -> Result<T, SourceError> {
+        let key = format!("{}#{commit}", url.redacted());
+        let held = memo(&self.present, key.clone()).get().cloned().flatten();
+        let cell = memo(&self.trees, key);
+        let known = cell.get().cloned();
+        let (u, c) = (url.clone(), commit.to_string());
+        let (shared, out) = self
+            .blocking(move |cache| {
+                let shared = match known {
+                    Some(shared) => shared,
+                    None => listed(cache, held, &u, &c)?,
+                };
+                let out = then(&shared)?;
+                Ok((shared, out))
+            })
+            .await?;
+        // Listed twice only if another task raced this one here.
+        let _ = cell.set(shared);
+        Ok(out)
     }
 
     async fn pack(
@@ -906,18 +947,19 @@ impl GitSource {
         }
         fetch::warm(url, || true);
         let commit = self.commit_of(url, reference).await?;
-        let shared = self.shared(url, &commit).await?;
         let u = url.clone();
-        self.blocking(move |_| {
-            let files = export::skill_files(
-                &shared,
-                &u,
-                &listing_limits(),
-                skillpm_core::skill::MAX_SKILL_MD_BYTES,
-            )?;
-            Ok((commit, found_skills(files)))
-        })
-        .await
+        let found = self
+            .with_shared(url, &commit, move |shared| {
+                let files = export::skill_files(
+                    shared,
+                    &u,
+                    &listing_limits(),
+                    skillpm_core::skill::MAX_SKILL_MD_BYTES,
+                )?;
+                Ok(found_skills(files))
+            })
+            .await?;
+        Ok((commit, found))
     }
 }
 
