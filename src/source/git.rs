@@ -549,8 +549,9 @@ fn found(dir: Option<String>, body: &[u8]) -> FoundSkill {
 
 /// Git dependencies, fetched through one bare clone per URL in the cache.
 /// Fetches run on threads of their own, at most [`GIT_CONCURRENCY`] at
-/// once, and reading and packing on the blocking pool; each URL is fetched at most once per run, so `add` of many skills from
-/// one repository (or `add` followed by its install) costs one fetch.
+/// once, and reading and packing on the blocking pool; each URL is
+/// fetched at most once per run, so `add` of many skills from one
+/// repository (or `add` followed by its install) costs one fetch.
 /// Every skill of one (url, commit) shares one listing and one object
 /// reader ([`export::Shared`]), each ref is resolved once, and each
 /// (url, commit, path) is packed once, whether `resolve` or `fetch` asks.
