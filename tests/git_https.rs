@@ -513,6 +513,28 @@ fn assert_v2_refused_then_git(server: &GitHttps, log: &Path) {
     );
 }
 
+/// A lock is the truth about a git tree's bytes too: a checksum that is
+/// not the tree's refuses the restore of that skill, whichever way the
+/// tree was fetched, and nothing of it is installed.
+#[test]
+fn a_restore_refuses_a_tree_whose_checksum_is_not_the_locks() {
+    let server = GitHttps::start();
+    let (f, _log, _repo, cold) = added_then_cold(&server);
+    let skills = lock_skills(&cold);
+    let name = skills[0]["name"].as_str().unwrap().to_string();
+    let checksum = skills[0]["checksum"].as_str().unwrap().to_string();
+    let wrong = format!("sha256:{}", "1".repeat(64));
+    let lock_path = cold.join("skills.lock");
+    let lock = std::fs::read_to_string(&lock_path).unwrap();
+    std::fs::write(&lock_path, lock.replacen(&checksum, &wrong, 1)).unwrap();
+    std::fs::remove_dir_all(cold.join(".agents")).ok();
+    let out = f.skillpm(&["-C", cold.to_str().unwrap(), "install", "--locked"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains(&name) && err.contains("checksum"), "{err}");
+    assert!(!cold.join(".agents/skills").join(&name).exists());
+}
+
 /// A server that never hears the client asked for protocol v2 (git
 /// before 2.18, a proxy that drops `Git-Protocol`) answers the one-request
 /// fetch of a locked commit with an error; the restore falls back to
