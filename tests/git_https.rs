@@ -475,8 +475,10 @@ fn a_stale_ref_lock_does_not_block_the_next_fetch() {
     f.ok(&["add", "--all", &url]);
     let clone = cache_repo(&f, false);
     // Where `kill -9` leaves it: the ref's lock in place, and the clone's
-    // fetch lock file still saying a fetch is running.
+    // fetch lock file still saying a fetch is running. (A new clone's
+    // refs are packed; the update that was killed made `refs/heads`.)
     let stale = clone.join("refs/heads/main.lock");
+    std::fs::create_dir_all(clone.join("refs/heads")).unwrap();
     std::fs::write(&stale, "").unwrap();
     let mut marker = clone.into_os_string();
     marker.push(".skillpm-fetch");
@@ -604,6 +606,13 @@ fn later_fetches_ask_only_for_what_the_clone_lacks() {
         String::from_utf8(out.stdout).unwrap()
     };
     assert!(refs().contains("refs/heads/topic"), "{}", refs());
+    // A new clone's refs are one `packed-refs` file, which git reads: no
+    // directory per ref prefix, nor the ones `git init` makes unasked.
+    assert!(refs().contains("refs/skillpm/HEAD"), "{}", refs());
+    assert!(clone.join("packed-refs").is_file());
+    for dir in ["refs/heads", "refs/skillpm", "refs/tags", "objects/info"] {
+        assert!(!clone.join(dir).exists(), "{dir}");
+    }
 
     f.write(&repo, "skills/alpha/notes.md", "later\n");
     common::git(&repo, &["add", "-A"]);
