@@ -946,7 +946,6 @@ impl GitSource {
         if self.offline {
             return Err(SourceError::Offline(format!("listing {}", url.redacted())));
         }
-        fetch::warm(url, || true);
         let commit = self.commit_of(url, reference).await?;
         let u = url.clone();
         let found = self
@@ -997,7 +996,6 @@ impl Source for GitSource {
             sub.as_deref().unwrap_or(".")
         );
         let cell = memo(&self.resolved, key);
-        fetch::warm(url, || true);
         cell.get_or_try_init(|| async {
             let commit = self.commit_of(url, reference.as_ref()).await?;
             let p = self.pack(url, &commit, sub.as_deref()).await?;

@@ -62,12 +62,13 @@ fn remove_locks_on_signal() {
 
 /// Starts what a fetch needs before its first request on another thread:
 /// the signal handlers and the client (its TLS roots and its runtime
-/// thread, about 0.3 ms). Decided once, when a run first asks a git
+/// thread, about 0.3 ms). Decided once, when a restore first asks a git
 /// source about a URL, so the set-up runs beside the cache lookups rather
 /// than in front of the request; a fetch that gets there first waits for
 /// it rather than doing it twice. Only for an https URL, and only when
 /// `fetches` says a fetch is coming: a restore whose clone exists answers
-/// from disk, which would leave the client unused.
+/// from disk, which would leave the client unused. Resolving a ref
+/// fetches at once, with nothing to overlap: [`fetch`] sets up there.
 pub(super) fn warm(url: &GitUrl, fetches: impl FnOnce() -> bool) {
     WARMING.call_once(|| {
         if handles(url) && fetches() {
@@ -109,6 +110,8 @@ fn set_up() {
 /// holds the repository for the fetch ([`super::fetching`]), which is
 /// what keeps two runs from each dropping the other's `shallow` lines.
 pub(super) fn fetch(repo: &Path, url: &GitUrl, history: History) -> Result<(), Unfetched> {
+    // Set up here, on the fetch's own thread: no warm-up thread need start.
+    WARMING.call_once(|| {});
     remove_locks_on_signal();
     fetch_refs(repo, url, history).map_err(|f| Unfetched {
         needs_git: matches!(f, v2::Failure::Unsupported(_)),
