@@ -590,6 +590,14 @@ pub struct GitSource {
 }
 
 impl GitSource {
+    /// For a command sure to fetch from `url`: `add` of a git spec calls
+    /// this before it finds the project, takes its lock and starts the
+    /// runtime, and the fetch's set-up and first request overlap those
+    /// ([`fetch::expect`]).
+    pub fn expect_fetch(url: &GitUrl) {
+        fetch::expect(url);
+    }
+
     pub fn new(cache: Cache, offline: bool) -> Self {
         GitSource {
             cache,
@@ -680,12 +688,55 @@ impl GitSource {
         .cloned()
     }
 
+    /// [`GitSource::repo`], and `then` of the clone on the fetch's own
+    /// thread right after it, when this call is the one that fetches:
+    /// what reads the clone first then starts without waiting twice for a
+    /// thread (the runtime's, then the pool's), about 0.5 ms of an `add`.
+    /// `None` when the clone was fetched before, or `then` gave nothing.
+    async fn repo_then<T: Send + 'static>(
+        &self,
+        url: &GitUrl,
+        then: impl FnOnce(&Cache, &Path) -> Option<T> + Send + 'static,
+    ) -> Result<(PathBuf, Option<T>), SourceError> {
+        let cell = memo(&self.fetched, url.redacted());
+        let mut early = None;
+        let repo = cell
+            .get_or_try_init(|| async {
+                let url = url.clone();
+                let (repo, out) = self
+                    .on_own_thread(move |cache| {
+                        let repo = fetch_repo(cache, &url, History::Tips)?;
+                        let out = then(cache, &repo);
+                        Ok((repo, out))
+                    })
+                    .await?;
+                early = out;
+                Ok::<_, SourceError>(repo)
+            })
+            .await?
+            .clone();
+        Ok((repo, early))
+    }
+
     /// `reference` of `url` as a commit, resolved once per run.
     async fn commit_of(
         &self,
         url: &GitUrl,
         reference: Option<&GitRef>,
     ) -> Result<String, SourceError> {
+        let (commit, _) = self.commit_then(url, reference, |_, _| None::<()>).await?;
+        Ok(commit)
+    }
+
+    /// [`GitSource::commit_of`], and `then` of the clone and the commit,
+    /// when this call fetches the clone and finds the commit on the
+    /// fetch's thread ([`GitSource::repo_then`]).
+    async fn commit_then<T: Send + 'static>(
+        &self,
+        url: &GitUrl,
+        reference: Option<&GitRef>,
+        then: impl FnOnce(&Cache, &str) -> Option<T> + Send + 'static,
+    ) -> Result<(String, Option<T>), SourceError> {
         let key = format!(
             "{}#{}",
             url.redacted(),
@@ -696,8 +747,21 @@ impl GitSource {
             let (u, r) = (url.clone(), reference.cloned());
             self.blocking(move |_| resolve_ref(&repo, &u, r.as_ref()))
         };
-        cell.get_or_try_init(|| async {
-            let repo = self.repo(url).await?;
+        let mut early = None;
+        let commit = cell.get_or_try_init(|| async {
+            let (u, r) = (url.clone(), reference.cloned());
+            let (repo, found) = self
+                .repo_then(url, move |cache, repo| {
+                    // Failing here is told (or mended) the usual way below.
+                    let commit = resolve_ref(repo, &u, r.as_ref()).ok()?;
+                    let out = then(cache, &commit);
+                    Some((commit, out))
+                })
+                .await?;
+            if let Some((commit, out)) = found {
+                early = out;
+                return Ok(commit);
+            }
             let shallow = repo.join("shallow").is_file();
             match resolve(repo).await {
                 // Whatever failed reading the shallow clone (`git`
@@ -707,9 +771,9 @@ impl GitSource {
                 }
                 other => other,
             }
-        })
-        .await
-        .cloned()
+        });
+        let commit = commit.await?.clone();
+        Ok((commit, early))
     }
 
     /// What the skills of `commit` share: listed once per run.
@@ -946,19 +1010,26 @@ impl GitSource {
         if self.offline {
             return Err(SourceError::Offline(format!("listing {}", url.redacted())));
         }
-        let commit = self.commit_of(url, reference).await?;
         let u = url.clone();
-        let found = self
-            .with_shared(url, &commit, move |shared| {
-                let files = export::skill_files(
-                    shared,
-                    &u,
-                    &listing_limits(),
-                    skillpm_core::skill::MAX_SKILL_MD_BYTES,
-                )?;
-                Ok(found_skills(files))
+        let skills = move |shared: &export::Shared| {
+            let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
+            let files = export::skill_files(shared, &u, &listing_limits(), max)?;
+            Ok(found_skills(files))
+        };
+        // Listed on the fetch's thread when this call fetches.
+        let (list_there, u) = (skills.clone(), url.clone());
+        let (commit, early) = self
+            .commit_then(url, reference, move |cache, commit| {
+                let shared = listed(cache, None, &u, commit).ok()?;
+                let found = list_there(&shared).ok()?;
+                Some((shared, found))
             })
             .await?;
+        if let Some((shared, found)) = early {
+            let _ = memo(&self.trees, format!("{}#{commit}", url.redacted())).set(shared);
+            return Ok((commit, found));
+        }
+        let found = self.with_shared(url, &commit, skills).await?;
         Ok((commit, found))
     }
 }

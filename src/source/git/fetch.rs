@@ -21,8 +21,9 @@ use crate::source::registry::client::{chain, one_line};
 use gix::hash::ObjectId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::thread::ScopedJoinHandle;
+use std::time::{Duration, Instant};
 
 /// The refs every fetch maps into the bare clone, as the `git` path does.
 pub(super) const REFSPECS: [&str; 3] = [
@@ -92,6 +93,64 @@ pub(super) fn warm_here(url: &GitUrl, fetches: impl FnOnce() -> bool) {
 /// Whether a warm-up was decided in this run ([`warm`], [`warm_here`]).
 static WARMING: std::sync::Once = std::sync::Once::new();
 
+/// For a command sure to fetch `url` (`add` of a git spec): sets up the
+/// client and asks the server for its refs on another thread, while the
+/// command finds its project, takes its lock and starts its runtime. The
+/// request is the first of a fetch's two and reads nothing local, so it
+/// is out about 1 ms sooner; [`fetch`] takes its answer ([`listed`]).
+pub(super) fn expect(url: &GitUrl) {
+    if !handles(url) {
+        return;
+    }
+    WARMING.call_once(|| {});
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = url.as_str().to_string();
+    EARLY
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((url.clone(), rx));
+    // A thread that cannot start drops `tx`: the fetch asks itself.
+    let _ = std::thread::Builder::new().spawn(move || {
+        set_up();
+        let listed = client()
+            .map_err(|e| failed(&e))
+            .and_then(|client| v2::ls_refs(client, &url));
+        let _ = tx.send((listed, Instant::now()));
+    });
+}
+
+/// An `ls-refs` answer asked for by [`expect`], and when it came.
+type Early = std::sync::mpsc::Receiver<(Result<v2::Listing, v2::Failure>, Instant)>;
+
+/// The answers [`expect`] asked for, by URL, each taken by the first fetch
+/// of it.
+static EARLY: Mutex<Vec<(String, Early)>> = Mutex::new(Vec::new());
+
+/// How old an early answer may be when its fetch starts: older means the
+/// run waited (on another run's lock), and the refs are asked for again.
+const EARLY_FOR: Duration = Duration::from_secs(1);
+
+/// The answer [`expect`] asked for about `url`, if any; the first fetch
+/// of `url` takes it.
+fn early(url: &str) -> Option<Early> {
+    let mut early = EARLY.lock().unwrap_or_else(|p| p.into_inner());
+    let at = early.iter().position(|(u, _)| u == url)?;
+    Some(early.swap_remove(at).1)
+}
+
+/// The refs of `url`: the `early` answer if it is recent, else a new
+/// request.
+fn listed(
+    client: &reqwest::blocking::Client,
+    url: &str,
+    early: Early,
+) -> Result<v2::Listing, v2::Failure> {
+    match early.recv() {
+        Ok((listed, at)) if at.elapsed() <= EARLY_FOR => listed,
+        _ => v2::ls_refs(client, url),
+    }
+}
+
 /// What a fetch needs before its first request: the signal handlers and
 /// the client.
 fn set_up() {
@@ -147,10 +206,18 @@ fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Fail
     // A new clone holds no object and no ref: nothing to look up (each
     // object it misses would have the store rescan its pack directory).
     let new = !dir.join("HEAD").is_file();
-    let (listing, pack_dir) = std::thread::scope(|s| {
-        let ready = s.spawn(|| prepare(dir));
-        (v2::ls_refs(client, url.as_str()), joined(ready))
-    });
+    let (listing, pack_dir) = match early(url.as_str()) {
+        // The request is out already: the clone is made ready meanwhile,
+        // here rather than on a thread started for it.
+        Some(early) => {
+            let ready = prepare(dir).map_err(v2::Failure::Failed);
+            (listed(client, url.as_str(), early), ready)
+        }
+        None => std::thread::scope(|s| {
+            let ready = s.spawn(|| prepare(dir));
+            (v2::ls_refs(client, url.as_str()), joined(ready))
+        }),
+    };
     let (listing, pack_dir) = (listing?, pack_dir?);
     let repo = open(dir).map_err(|e| failed(&e))?;
     let present = |oid: &ObjectId| !new && repo.has_object(oid);
@@ -481,4 +548,42 @@ fn init_bare(dir: &Path) -> std::io::Result<()> {
         "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
     )?;
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Queues `listing` as [`expect`]'s answer for `url`, come `age` ago.
+    fn answered_early(url: &str, listing: v2::Listing, age: Duration) -> Option<()> {
+        let at = Instant::now().checked_sub(age)?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        tx.send((Ok(listing), at)).ok()?;
+        EARLY.lock().ok()?.push((url.to_string(), rx));
+        Some(())
+    }
+
+    /// An early answer stands for the fetch's first request once, and
+    /// only while recent; otherwise the server is asked (here nothing
+    /// listens, so asking fails).
+    #[test]
+    fn an_early_listing_is_taken_once_while_recent() {
+        let client = client().unwrap();
+        let oid = ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        let listing = || v2::Listing {
+            head: Some(oid),
+            refs: Vec::new(),
+        };
+        let fresh = "https://127.0.0.1:9/fresh.git";
+        answered_early(fresh, listing(), Duration::ZERO).unwrap();
+        let taken = early(fresh).unwrap();
+        assert_eq!(listed(client, fresh, taken).unwrap().head, Some(oid));
+        assert!(early(fresh).is_none(), "taken by the first fetch");
+
+        let stale = "https://127.0.0.1:9/stale.git";
+        if answered_early(stale, listing(), EARLY_FOR * 2).is_some() {
+            let taken = early(stale).unwrap();
+            assert!(listed(client, stale, taken).is_err(), "too old to stand");
+        }
+    }
 }
