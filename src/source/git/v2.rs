@@ -467,6 +467,10 @@ mod tests {
             "refs/skillpm/HEAD",
             "config",
             "/etc/passwd",
+            // Would forge a line of the new clone's `packed-refs`.
+            "refs/heads/a\n0123456789abcdef0123456789abcdef01234567 refs/heads/forged",
+            "refs/heads/b\r",
+            "refs/tags/c\u{7f}",
         ] {
             listing.take(format!("{oid} {name}").as_bytes()).unwrap();
         }
