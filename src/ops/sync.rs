@@ -170,7 +170,8 @@ impl<'a> Run<'a> {
             // The cache is held from here while this run fetches into it
             // or reads from it, and the sources learn now what they will
             // fetch: the first request is out while the rest is set up.
-            let cache_guard = match needed(&plans).as_slice() {
+            let needed = needed(&plans);
+            let cache_guard = match needed.as_slice() {
                 [] => None,
                 some => {
                     let guard = self.cache.lock()?;
@@ -183,7 +184,6 @@ impl<'a> Run<'a> {
             for p in &plans {
                 install::sweep_leftovers(&p.root);
             }
-            let needed = needed(&plans);
             let mut prepared = Prepared::default();
             if let (Some(first), false) = (plans.first(), needed.is_empty()) {
                 let root = &first.root;

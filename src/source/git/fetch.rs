@@ -563,24 +563,59 @@ mod tests {
         Some(())
     }
 
+    /// The hand-written `packed-refs` of a new clone reads back through
+    /// gitoxide alone: every branch and tag at its commit, in order, and
+    /// the server's `HEAD` under `refs/skillpm/HEAD`.
+    #[test]
+    fn a_new_clones_packed_refs_read_back_through_gitoxide() {
+        let dir = tempfile::tempdir().unwrap();
+        init_bare(dir.path()).unwrap();
+        let oid = |c: u8| ObjectId::from_hex(&[c; 40]).unwrap();
+        let name = |n: &str| gix::refs::FullName::try_from(n).unwrap();
+        let listing = v2::Listing {
+            head: Some(oid(b'1')),
+            refs: vec![
+                (name("refs/tags/v1.0.0"), oid(b'2')),
+                (name("refs/heads/main"), oid(b'1')),
+                (name("refs/heads/feature/x"), oid(b'3')),
+            ],
+        };
+        write_packed_refs(dir.path(), &listing).unwrap();
+        let repo = gix::open(dir.path()).unwrap();
+        let mut read = local_refs(&repo);
+        read.sort();
+        let mut want = listing.refs.clone();
+        want.sort();
+        assert_eq!(read, want);
+        let head = repo.find_reference("refs/skillpm/HEAD").unwrap();
+        assert_eq!(head.target().try_id(), Some(oid(b'1').as_ref()));
+    }
+
     /// An early answer stands for the fetch's first request once, and
-    /// only while recent; otherwise the server is asked (here nothing
-    /// listens, so asking fails).
+    /// only while recent; otherwise the server is asked (here one that
+    /// hangs up on every connection, so asking fails).
     #[test]
     fn an_early_listing_is_taken_once_while_recent() {
         let client = client().unwrap();
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for conn in server.incoming() {
+                drop(conn);
+            }
+        });
         let oid = ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
         let listing = || v2::Listing {
             head: Some(oid),
             refs: Vec::new(),
         };
-        let fresh = "https://127.0.0.1:9/fresh.git";
+        let fresh = &format!("https://127.0.0.1:{port}/fresh.git");
         answered_early(fresh, listing(), Duration::ZERO).unwrap();
         let taken = early(fresh).unwrap();
         assert_eq!(listed(client, fresh, taken).unwrap().head, Some(oid));
         assert!(early(fresh).is_none(), "taken by the first fetch");
 
-        let stale = "https://127.0.0.1:9/stale.git";
+        let stale = &format!("https://127.0.0.1:{port}/stale.git");
         if answered_early(stale, listing(), EARLY_FOR * 2).is_some() {
             let taken = early(stale).unwrap();
             assert!(listed(client, stale, taken).is_err(), "too old to stand");
