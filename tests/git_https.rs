@@ -98,6 +98,14 @@ fn add_all_over_https_fetches_in_process() {
         paths,
         ["/multi.git/git-upload-pack", "/multi.git/git-upload-pack"]
     );
+    // In HTTP/1.1, though the server offers HTTP/2 as well: two requests
+    // in turn gain nothing from HTTP/2's frames, which cost both ends.
+    let versions: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|s| s.version.clone())
+        .collect();
+    assert_eq!(versions, ["HTTP/1.1", "HTTP/1.1"]);
     let skills = lock_skills(&f.project);
     assert_eq!(skills.len(), NAMES.len());
     for s in &skills {

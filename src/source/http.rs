@@ -29,10 +29,11 @@ pub fn timeout() -> Duration {
 /// blocking one gitoxide drives). Fails when the system has no
 /// authorities to trust, saying where they are looked for.
 macro_rules! configure {
-    ($builder:expr) => {{
+    ($builder:expr, $alpn:expr) => {{
         use_ring();
         let t = timeout();
-        crate::source::tls::client_config().map(|tls| {
+        crate::source::tls::client_config().map(|mut tls| {
+            tls.alpn_protocols = $alpn;
             $builder
                 .connect_timeout(t)
                 .timeout(t * TOTAL_FACTOR)
@@ -45,16 +46,21 @@ macro_rules! configure {
 /// A client builder with the shared timeouts and user agent; callers add
 /// their redirect policy.
 pub fn builder() -> Result<reqwest::ClientBuilder, String> {
-    configure!(reqwest::Client::builder()).map(|b| b.read_timeout(timeout()))
+    let alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    configure!(reqwest::Client::builder(), alpn).map(|b| b.read_timeout(timeout()))
 }
 
 /// The same settings for the blocking client of the in-process git fetch
 /// (which sets its own redirect policy: git's). It has no per-read
-/// timeout; the whole-request one bounds a trickling server.
+/// timeout; the whole-request one bounds a trickling server. It offers
+/// only HTTP/1.1: a fetch is one or two requests in turn, where HTTP/2's
+/// frames cost both ends more than they share. reqwest's `http1_only`
+/// does not reach the ALPN of a TLS configuration made here, so an
+/// HTTP/2 server (nginx with `http2`) was spoken to in HTTP/2 anyway.
 pub fn blocking(
     builder: reqwest::blocking::ClientBuilder,
 ) -> Result<reqwest::blocking::ClientBuilder, String> {
-    configure!(builder)
+    configure!(builder, vec![b"http/1.1".to_vec()])
 }
 
 /// Makes `ring` the process's rustls provider before the first client is

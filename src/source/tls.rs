@@ -22,8 +22,9 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-/// The TLS configuration of every client in this process (ALPN offers
-/// HTTP/2 and HTTP/1.1, as reqwest's own would), built on first use.
+/// The TLS configuration of every client in this process, built on
+/// first use; each client sets the protocols its ALPN offers
+/// ([`crate::source::http`]).
 pub fn client_config() -> Result<rustls::ClientConfig, String> {
     static CONFIG: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
     CONFIG.get_or_init(build).clone()
@@ -34,13 +35,12 @@ fn build() -> Result<rustls::ClientConfig, String> {
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
     let roots = SystemRoots::new(Places::from_env(), provider.clone())?;
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+    let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS set-up: {e}"))?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(roots))
         .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }
 

@@ -36,6 +36,8 @@ pub struct Seen {
     pub chunked: bool,
     /// The CGI status the backend answered with.
     pub status: u16,
+    /// The HTTP version the request came in, e.g. `HTTP/1.1`.
+    pub version: String,
 }
 
 /// A running server; stops (and forgets its repositories) on drop.
@@ -59,7 +61,8 @@ impl GitHttps {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("repos")).expect("mkdir repos");
         std::fs::create_dir(dir.path().join("home")).expect("mkdir home");
-        let tls = crate::tls::acceptor(&dir.path().join("ca.pem"), &[b"http/1.1"]);
+        // Both, as nginx with `http2` offers them: the client chooses.
+        let tls = crate::tls::acceptor(&dir.path().join("ca.pem"), &[b"h2", b"http/1.1"]);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -203,6 +206,7 @@ impl Backend {
                 .to_ascii_lowercase()
                 .contains("chunked"),
             status: 0,
+            version: format!("{:?}", parts.version),
         };
         if let Some(location) = self.moved_to(&seen.path) {
             seen.status = 301;
