@@ -644,6 +644,11 @@ fn later_fetches_ask_only_for_what_the_clone_lacks() {
     server.clear();
     f.ok(&["update"]);
     assert_eq!(posts(), Some(1), "{:?}", server.requests());
+    // `add` against a clone that holds every tip asks for the refs alone
+    // (the pack it asks for right behind them is a new clone's).
+    server.clear();
+    f.ok(&["add", "--all", &url]);
+    assert_eq!(posts(), Some(1), "{:?}", server.requests());
     assert_in_process(&log);
 }
 

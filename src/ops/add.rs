@@ -55,9 +55,10 @@ pub fn add(
         spec::check_subpath(p)?;
     }
     if !opts.frozen {
+        let cache = opts.cache().ok();
         for spec in &parsed {
             if let Spec::Git { url, .. } = spec {
-                GitSource::expect_fetch(url);
+                GitSource::expect_fetch(url, cache.as_ref());
             }
         }
     }

@@ -593,9 +593,10 @@ impl GitSource {
     /// For a command sure to fetch from `url`: `add` of a git spec calls
     /// this before it finds the project, takes its lock and starts the
     /// runtime, and the fetch's set-up and first request overlap those
-    /// ([`fetch::expect`]).
-    pub fn expect_fetch(url: &GitUrl) {
-        fetch::expect(url);
+    /// ([`fetch::expect`]). When `cache` holds no clone of `url` yet, the
+    /// pack is asked for right behind the refs.
+    pub fn expect_fetch(url: &GitUrl, cache: Option<&Cache>) {
+        fetch::expect(url, cache.map(|cache| clone_dir(cache, url)));
     }
 
     pub fn new(cache: Cache, offline: bool) -> Self {

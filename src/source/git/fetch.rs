@@ -21,6 +21,7 @@ use crate::source::registry::client::{chain, one_line};
 use gix::hash::ObjectId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
 use std::sync::{Mutex, OnceLock};
 use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
@@ -98,11 +99,18 @@ static WARMING: std::sync::Once = std::sync::Once::new();
 /// command finds its project, takes its lock and starts its runtime. The
 /// request is the first of a fetch's two and reads nothing local, so it
 /// is out about 1 ms sooner; [`fetch`] takes its answer ([`listed`]).
-pub(super) fn expect(url: &GitUrl) {
+/// When `clone` (where the clone of `url` lives) does not exist yet, the
+/// second request follows the answer at once, from the same thread: a new
+/// clone wants every tip the server listed, without history, which is
+/// what [`fetch_refs`] would ask for once it had the answer in hand (0.4
+/// ms later: the hand-over between threads, opening the clone).
+pub(super) fn expect(url: &GitUrl, clone: Option<PathBuf>) {
     if !handles(url) {
         return;
     }
     WARMING.call_once(|| {});
+    // Looked at now: the fetch makes the clone ready while the refs come.
+    let new = clone.is_some_and(|clone| !clone.join("HEAD").is_file());
     let (tx, rx) = std::sync::mpsc::channel();
     let url = url.as_str().to_string();
     EARLY
@@ -112,19 +120,51 @@ pub(super) fn expect(url: &GitUrl) {
     // A thread that cannot start drops `tx`: the fetch asks itself.
     let _ = std::thread::Builder::new().spawn(move || {
         set_up();
-        let listed = client()
-            .map_err(|e| failed(&e))
-            .and_then(|client| v2::ls_refs(client, &url));
-        let _ = tx.send((listed, Instant::now()));
+        let client = client();
+        let listed = match &client {
+            Ok(client) => v2::ls_refs(client, &url),
+            Err(e) => Err(failed(e)),
+        };
+        let wants = match &listed {
+            Ok(listing) if new => Some(listing.tips()),
+            _ => None,
+        };
+        let (pack_tx, pack_rx) = std::sync::mpsc::channel();
+        let pack = wants.is_some().then_some(pack_rx);
+        let _ = tx.send(Early {
+            listed,
+            at: Instant::now(),
+            pack,
+        });
+        if let (Some(wants), Ok(client)) = (wants, client) {
+            let ask = v2::Ask {
+                wants: &wants,
+                tips_only: true,
+            };
+            let answer = v2::ask_fetch(client, &url, &ask);
+            let _ = pack_tx.send(EarlyPack { wants, answer });
+        }
     });
 }
 
-/// An `ls-refs` answer asked for by [`expect`], and when it came.
-type Early = std::sync::mpsc::Receiver<(Result<v2::Listing, v2::Failure>, Instant)>;
+/// What [`expect`] asked for: the `ls-refs` answer and when it came, and
+/// for a clone that did not exist, the `fetch` asked for right after it.
+struct Early {
+    listed: Result<v2::Listing, v2::Failure>,
+    at: Instant,
+    pack: Option<Receiver<EarlyPack>>,
+}
+
+/// A `fetch` [`expect`] asked for: the tips it wanted (without history),
+/// and the server's answer, not read yet.
+struct EarlyPack {
+    wants: Vec<ObjectId>,
+    answer: Result<reqwest::blocking::Response, v2::Failure>,
+}
 
 /// The answers [`expect`] asked for, by URL, each taken by the first fetch
 /// of it.
-static EARLY: Mutex<Vec<(String, Early)>> = Mutex::new(Vec::new());
+static EARLY: Mutex<Vec<(String, Receiver<Early>)>> = Mutex::new(Vec::new());
 
 /// How old an early answer may be when its fetch starts: older means the
 /// run waited (on another run's lock), and the refs are asked for again.
@@ -132,22 +172,25 @@ const EARLY_FOR: Duration = Duration::from_secs(1);
 
 /// The answer [`expect`] asked for about `url`, if any; the first fetch
 /// of `url` takes it.
-fn early(url: &str) -> Option<Early> {
+fn early(url: &str) -> Option<Receiver<Early>> {
     let mut early = EARLY.lock().unwrap_or_else(|p| p.into_inner());
     let at = early.iter().position(|(u, _)| u == url)?;
     Some(early.swap_remove(at).1)
 }
 
 /// The refs of `url`: the `early` answer if it is recent, else a new
-/// request.
+/// request; with the early `fetch`, if one was asked for.
 fn listed(
     client: &reqwest::blocking::Client,
     url: &str,
-    early: Early,
-) -> Result<v2::Listing, v2::Failure> {
+    early: Receiver<Early>,
+) -> (
+    Result<v2::Listing, v2::Failure>,
+    Option<Receiver<EarlyPack>>,
+) {
     match early.recv() {
-        Ok((listed, at)) if at.elapsed() <= EARLY_FOR => listed,
-        _ => v2::ls_refs(client, url),
+        Ok(early) if early.at.elapsed() <= EARLY_FOR => (early.listed, early.pack),
+        _ => (v2::ls_refs(client, url), None),
     }
 }
 
@@ -206,19 +249,21 @@ fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Fail
     // A new clone holds no object and no ref: nothing to look up (each
     // object it misses would have the store rescan its pack directory).
     let new = !dir.join("HEAD").is_file();
-    let (listing, pack_dir) = match early(url.as_str()) {
+    let (listing, early_pack, pack_dir) = match early(url.as_str()) {
         // The request is out already: the clone is made ready meanwhile,
         // here rather than on a thread started for it.
         Some(early) => {
             let ready = prepare(dir).map_err(v2::Failure::Failed);
-            (listed(client, url.as_str(), early), ready)
+            let (listing, pack) = listed(client, url.as_str(), early);
+            (listing, pack, ready)
         }
         None => std::thread::scope(|s| {
             let ready = s.spawn(|| prepare(dir));
-            (v2::ls_refs(client, url.as_str()), joined(ready))
+            (v2::ls_refs(client, url.as_str()), None, joined(ready))
         }),
     };
     let (listing, pack_dir) = (listing?, pack_dir?);
+    let mut early_pack = early_pack;
     let repo = open(dir).map_err(|e| failed(&e))?;
     let present = |oid: &ObjectId| !new && repo.has_object(oid);
     let mut history = history;
@@ -238,10 +283,19 @@ fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Fail
             wants: &wants,
             tips_only: history == History::Tips,
         };
-        let fetched = v2::fetch(client, url.as_str(), &ask, |cut| {
+        let to = |cut: &[ObjectId]| {
             record_shallow(dir, cut)?;
             Ok(pack_dir.clone())
-        });
+        };
+        // The early request, if it asked for exactly this.
+        let asked = early_pack
+            .take()
+            .and_then(|pack| pack.recv().ok())
+            .filter(|pack| ask.tips_only && pack.wants == wants);
+        let fetched = match asked {
+            Some(pack) => v2::fetched(url.as_str(), pack.answer, &ask, to),
+            None => v2::fetch(client, url.as_str(), &ask, to),
+        };
         match fetched {
             Ok(keep) => break keep,
             Err(v2::Failure::Refused(_)) if history == History::Tips => history = History::Full,
@@ -554,11 +608,18 @@ fn init_bare(dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// Queues `listing` as [`expect`]'s answer for `url`, come `age` ago.
+    /// Queues `listing` as [`expect`]'s answer for `url`, come `age` ago,
+    /// with an early `fetch` whose answer never comes.
     fn answered_early(url: &str, listing: v2::Listing, age: Duration) -> Option<()> {
         let at = Instant::now().checked_sub(age)?;
         let (tx, rx) = std::sync::mpsc::channel();
-        tx.send((Ok(listing), at)).ok()?;
+        let (_, pack) = std::sync::mpsc::channel();
+        let early = Early {
+            listed: Ok(listing),
+            at,
+            pack: Some(pack),
+        };
+        tx.send(early).ok()?;
         EARLY.lock().ok()?.push((url.to_string(), rx));
         Some(())
     }
@@ -592,8 +653,9 @@ mod tests {
     }
 
     /// An early answer stands for the fetch's first request once, and
-    /// only while recent; otherwise the server is asked (here one that
-    /// hangs up on every connection, so asking fails).
+    /// only while recent, and so does the early `fetch` that came with it;
+    /// otherwise the server is asked (here one that hangs up on every
+    /// connection, so asking fails) and the early `fetch` is dropped.
     #[test]
     fn an_early_listing_is_taken_once_while_recent() {
         let client = client().unwrap();
@@ -612,13 +674,17 @@ mod tests {
         let fresh = &format!("https://127.0.0.1:{port}/fresh.git");
         answered_early(fresh, listing(), Duration::ZERO).unwrap();
         let taken = early(fresh).unwrap();
-        assert_eq!(listed(client, fresh, taken).unwrap().head, Some(oid));
+        let (listing_taken, pack) = listed(client, fresh, taken);
+        assert_eq!(listing_taken.unwrap().head, Some(oid));
+        assert!(pack.is_some(), "the early fetch comes with it");
         assert!(early(fresh).is_none(), "taken by the first fetch");
 
         let stale = &format!("https://127.0.0.1:{port}/stale.git");
         if answered_early(stale, listing(), EARLY_FOR * 2).is_some() {
             let taken = early(stale).unwrap();
-            assert!(listed(client, stale, taken).is_err(), "too old to stand");
+            let (listing_taken, pack) = listed(client, stale, taken);
+            assert!(listing_taken.is_err(), "too old to stand");
+            assert!(pack.is_none(), "nor does its early fetch");
         }
     }
 }

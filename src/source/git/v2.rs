@@ -186,16 +186,41 @@ pub(super) fn fetch(
     ask: &Ask<'_>,
     pack_dir: impl FnOnce(&[ObjectId]) -> Result<PathBuf, Failure>,
 ) -> Result<Keep, Failure> {
-    unless_refused(url, || fetch_pack(client, url, ask, pack_dir))
+    unless_refused(url, || {
+        receive(post(client, url, fetch_command(ask))?, ask, pack_dir)
+    })
 }
 
-fn fetch_pack(
+/// The server's answer to the `fetch` command for `ask`, not read yet:
+/// [`fetch`] in two halves, for a caller that asks on one thread and
+/// receives the pack on another ([`fetched`]).
+pub(super) fn ask_fetch(
     client: &reqwest::blocking::Client,
     url: &str,
     ask: &Ask<'_>,
+) -> Result<reqwest::blocking::Response, Failure> {
+    unless_refused(url, || post(client, url, fetch_command(ask)))
+}
+
+/// [`fetch`] of `ask` whose request [`ask_fetch`] made: `answer` is
+/// read and its pack written as [`fetch`] does.
+pub(super) fn fetched(
+    url: &str,
+    answer: Result<reqwest::blocking::Response, Failure>,
+    ask: &Ask<'_>,
     pack_dir: impl FnOnce(&[ObjectId]) -> Result<PathBuf, Failure>,
 ) -> Result<Keep, Failure> {
-    let response = post(client, url, fetch_command(ask))?;
+    unless_refused(url, || receive(answer?, ask, pack_dir))
+}
+
+/// Reads the answer to the `fetch` command for `ask` and writes its pack
+/// to where `pack_dir` says, once the lines the server cut the history
+/// at are known.
+fn receive(
+    response: reqwest::blocking::Response,
+    ask: &Ask<'_>,
+    pack_dir: impl FnOnce(&[ObjectId]) -> Result<PathBuf, Failure>,
+) -> Result<Keep, Failure> {
     let mut lines = packet_lines(response);
     // Sections before the pack: `shallow-info` (what `deepen` cut), and
     // none other after `done` (no acknowledgments); a response without a
