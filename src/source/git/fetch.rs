@@ -249,7 +249,7 @@ fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Fail
     // A new clone holds no object and no ref: nothing to look up (each
     // object it misses would have the store rescan its pack directory).
     let new = !dir.join("HEAD").is_file();
-    let (listing, early_pack, pack_dir) = match early(url.as_str()) {
+    let (listing, mut early_pack, pack_dir) = match early(url.as_str()) {
         // The request is out already: the clone is made ready meanwhile,
         // here rather than on a thread started for it.
         Some(early) => {
@@ -263,7 +263,6 @@ fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Fail
         }),
     };
     let (listing, pack_dir) = (listing?, pack_dir?);
-    let mut early_pack = early_pack;
     let repo = open(dir).map_err(|e| failed(&e))?;
     let present = |oid: &ObjectId| !new && repo.has_object(oid);
     let mut history = history;
