@@ -141,8 +141,7 @@ pub(super) fn expect(url: &GitUrl, clone: Option<PathBuf>) {
                 wants: &wants,
                 tips_only: true,
             };
-            let answer = v2::ask_fetch(client, &url, &ask);
-            let _ = pack_tx.send(EarlyPack { wants, answer });
+            let _ = pack_tx.send(v2::ask_fetch(client, &url, &ask));
         }
     });
 }
@@ -155,12 +154,9 @@ struct Early {
     pack: Option<Receiver<EarlyPack>>,
 }
 
-/// A `fetch` [`expect`] asked for: the tips it wanted (without history),
-/// and the server's answer, not read yet.
-struct EarlyPack {
-    wants: Vec<ObjectId>,
-    answer: Result<reqwest::blocking::Response, v2::Failure>,
-}
+/// The server's answer, not read yet, to the `fetch` [`expect`] asked
+/// for: every tip of the listing it came with, without history.
+type EarlyPack = Result<reqwest::blocking::Response, v2::Failure>;
 
 /// The answers [`expect`] asked for, by URL, each taken by the first fetch
 /// of it.
@@ -286,13 +282,14 @@ fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Fail
             record_shallow(dir, cut)?;
             Ok(pack_dir.clone())
         };
-        // The early request, if it asked for exactly this.
+        // The early request, if it asked for exactly this (looked at
+        // before waiting on its answer).
         let asked = early_pack
             .take()
-            .and_then(|pack| pack.recv().ok())
-            .filter(|pack| ask.tips_only && pack.wants == wants);
+            .filter(|_| ask.tips_only && wants == listing.tips())
+            .and_then(|pack| pack.recv().ok());
         let fetched = match asked {
-            Some(pack) => v2::fetched(url.as_str(), pack.answer, &ask, to),
+            Some(answer) => v2::fetched(url.as_str(), answer, &ask, to),
             None => v2::fetch(client, url.as_str(), &ask, to),
         };
         match fetched {
