@@ -77,6 +77,13 @@ fn run(c: Command, what: &'static str, url: &GitUrl) -> Result<Vec<u8>, SourceEr
 
 /// The bare clone of `url` in the cache, keyed by the URL without its
 /// credentials.
+/// Whether a repository is at `dir`: its `HEAD` is written last, by
+/// `git init` and by [`fetch`]'s own init alike, so an init cut short
+/// counts as none and is simply done again.
+pub(super) fn is_repo(dir: &Path) -> bool {
+    dir.join("HEAD").is_file()
+}
+
 fn clone_dir(cache: &Cache, url: &GitUrl) -> PathBuf {
     cache.git_dir(url.redacted().as_str())
 }
@@ -158,7 +165,7 @@ fn may_be_behind_tips(reference: Option<&GitRef>) -> bool {
 
 /// [`fetch_repo`] through the `git` command.
 fn git_fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
-    if !repo.join("HEAD").is_file() {
+    if !is_repo(repo) {
         std::fs::create_dir_all(repo).map_err(crate::fs::fs_err("create", repo))?;
         let mut c = git_cmd(Some(url));
         // No template: a cache clone needs no sample hooks or description.
@@ -266,11 +273,11 @@ fn holder(cache: &Cache, url: &GitUrl, commit: &str) -> Option<PathBuf> {
 fn lacks_repos(cache: &Cache, url: &GitUrl) -> bool {
     [clone_dir(cache, url), commits_dir(cache, url)]
         .iter()
-        .all(|repo| !repo.join("HEAD").is_file())
+        .all(|repo| !is_repo(repo))
 }
 
 fn holds(repo: &Path, url: &GitUrl, commit: &str) -> bool {
-    repo.join("HEAD").is_file()
+    is_repo(repo)
         && objects::open(repo, url)
             .is_ok_and(|r| objects::tree_of(&r.to_thread_local(), commit).is_some())
 }
@@ -376,7 +383,7 @@ fn packed(
 /// fetched instead (as it is for a tree the fetch did not bring).
 fn tree_holder(cache: &Cache, url: &GitUrl, wanted: &[String], offline: bool) -> Option<PathBuf> {
     let lacking = |repo: &Path| -> Vec<&str> {
-        let opened = match repo.join("HEAD").is_file() {
+        let opened = match is_repo(repo) {
             true => objects::open(repo, url).ok(),
             false => None,
         };

@@ -14,7 +14,7 @@
 //! to.
 
 use super::SourceError;
-use super::{objects, v2};
+use super::{is_repo, objects, v2};
 use crate::project::lockfile::is_full_commit;
 use crate::project::spec::{GitScheme, GitUrl};
 use crate::source::registry::client::{chain, one_line};
@@ -110,7 +110,7 @@ pub(super) fn expect(url: &GitUrl, clone: Option<PathBuf>) {
     }
     WARMING.call_once(|| {});
     // Looked at now: the fetch makes the clone ready while the refs come.
-    let new = clone.is_some_and(|clone| !clone.join("HEAD").is_file());
+    let new = clone.is_some_and(|clone| !is_repo(&clone));
     let (tx, rx) = std::sync::mpsc::channel();
     let url = url.as_str().to_string();
     EARLY
@@ -244,7 +244,7 @@ fn fetch_refs(dir: &Path, url: &GitUrl, history: History) -> Result<(), v2::Fail
     let client = client().map_err(|e| failed(&e))?;
     // A new clone holds no object and no ref: nothing to look up (each
     // object it misses would have the store rescan its pack directory).
-    let new = !dir.join("HEAD").is_file();
+    let new = !is_repo(dir);
     let (listing, mut early_pack, pack_dir) = match early(url.as_str()) {
         // The request is out already: the clone is made ready meanwhile,
         // here rather than on a thread started for it.
@@ -534,7 +534,7 @@ fn update_refs(repo: &gix::Repository, listing: v2::Listing) -> Result<(), v2::F
 /// restore. Returns the pack directory; an open that fails here fails
 /// again, with its error, where the clone is read.
 fn prepare(repo: &Path) -> Result<PathBuf, String> {
-    if !repo.join("HEAD").is_file() {
+    if !is_repo(repo) {
         init_bare(repo).map_err(|e| one_line(&e.to_string()))?;
     }
     let _ = objects::opened(repo);
@@ -576,7 +576,7 @@ fn client() -> Result<&'static reqwest::blocking::Client, String> {
 /// The bare clone, created on first use, opened without any configuration
 /// but its own and the transport allowlist ([`objects::opened`]).
 fn open(dir: &Path) -> Result<gix::Repository, Box<dyn std::error::Error + Send + Sync>> {
-    if !dir.join("HEAD").is_file() {
+    if !is_repo(dir) {
         init_bare(dir)?;
     }
     Ok(objects::opened(dir)?.to_thread_local())

@@ -65,7 +65,7 @@ impl Fetching {
         // No byte yet: the first fetch since this lock file came to be;
         // a clone made before it may still hold a killed fetch's files.
         let interrupted = match read {
-            0 => repo.join("HEAD").is_file(),
+            0 => super::is_repo(repo),
             _ => state[0] != ENDED,
         };
         if interrupted {
