@@ -110,6 +110,8 @@ fn usage_exit(e: skillpm::error::Error) -> anyhow::Error {
 }
 
 fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Result<ExitCode> {
+    // Each of these commands is the last thing this process does.
+    ops::one_shot();
     let reporter = CliReporter::new(quiet);
     let summary = match cmd {
         PackageCommand::Init => {

@@ -22,15 +22,17 @@ pub(crate) fn chunked<T: Sync, R: Send>(
     }
     let chunk = items.len().div_ceil(threads);
     let work = &work;
+    let mut parts = items.chunks(chunk);
+    let first = parts.next().unwrap_or_default();
     std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| s.spawn(move || work(part)))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+        let handles: Vec<_> = parts.map(|part| s.spawn(move || work(part))).collect();
+        // This thread takes the first chunk rather than waiting idle: one
+        // thread fewer to start.
+        let mut out = work(first);
+        for h in handles {
+            out.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        out
     })
 }
 

@@ -222,7 +222,12 @@ async fn choose(
 ) -> Result<Option<Vec<(Option<SkillName>, Dependency)>>> {
     match spec {
         Spec::Git { url, reference } if subpath.is_none() => {
-            let (commit, found) = run.sources.git.discover(url, reference.as_ref()).await?;
+            let all = *selection == Selection::All;
+            let (commit, found) = run
+                .sources
+                .git
+                .discover(url, reference.as_ref(), all)
+                .await?;
             let origin = format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]);
             if found.is_empty() {
                 return Err(SourceError::BadSkill {

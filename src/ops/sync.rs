@@ -90,12 +90,18 @@ impl<'a> Run<'a> {
     /// Ends the run with its outcome. After a success nothing is left on
     /// the runtime, so its idle blocking threads end with the process
     /// instead of being woken and joined one by one first (about 0.9 ms, 4%,
-    /// of a 10-skill git add or restore). After a failure the runtime is
-    /// dropped as usual: a blocking task may still be removing a staging
-    /// directory.
+    /// of a 10-skill git add or restore). In a process that ends with
+    /// its one command ([`super::one_shot`]) the whole run is left to the
+    /// exit: the threads stay parked rather than being woken to end while
+    /// the command finishes, and nothing is freed piece by piece. After a
+    /// failure the runtime is dropped as usual: a blocking task may still
+    /// be removing a staging directory.
     pub fn finish<T>(self, outcome: Result<T>) -> Result<T> {
         if outcome.is_ok() {
-            self.rt.shutdown_background();
+            match super::is_one_shot() {
+                true => std::mem::forget(self),
+                false => self.rt.shutdown_background(),
+            }
         }
         outcome
     }

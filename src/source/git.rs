@@ -35,6 +35,7 @@ use fetch::History;
 use skillpm_core::archive::{self, Limits};
 use skillpm_core::checksum::Verified;
 use skillpm_core::name::SkillName;
+use skillpm_core::skill::{SkillDoc, SkillError};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -368,7 +369,18 @@ fn packed(
     shown: &str,
     tree_id: String,
 ) -> Result<Packed, SourceError> {
-    let (name, version) = super::verify::identify_entries(&entries, shown)?;
+    let doc = super::verify::entries_doc(&entries);
+    packed_with(entries, doc, shown, tree_id)
+}
+
+/// [`packed`] of a tree whose `SKILL.md` is parsed already.
+fn packed_with(
+    entries: Vec<archive::MemEntry>,
+    doc: Option<Result<SkillDoc, SkillError>>,
+    shown: &str,
+    tree_id: String,
+) -> Result<Packed, SourceError> {
+    let (name, version) = super::verify::identify_doc(doc, shown)?;
     Ok(Packed {
         name,
         version,
@@ -499,43 +511,100 @@ fn command_of(dir: &str) -> String {
     }
 }
 
-/// Turns the `SKILL.md` files of a tree into the skills a user can pick:
-/// the root alone if it is a skill; otherwise every directory holding a
-/// `SKILL.md` that is not inside another such directory (a nested skill
-/// ships with its parent).
-fn found_skills(files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
-    if files.iter().any(|(d, _)| d.is_empty()) {
-        return files
-            .into_iter()
-            .filter(|(d, _)| d.is_empty())
-            .map(|(_, body)| found(None, &body))
-            .collect();
+/// Which of the directories holding a `SKILL.md` (sorted by path; the
+/// root is `""`) are the skills a user can pick, by index: the root alone
+/// if it is a skill; otherwise every one that is not inside another (a
+/// nested skill ships with its parent).
+fn top_dirs(dirs: &[&str]) -> Vec<usize> {
+    if let Some(root) = dirs.iter().position(|d| d.is_empty()) {
+        return vec![root];
     }
-    let mut tops: Vec<&(String, Vec<u8>)> = Vec::new();
+    let mut tops = Vec::new();
     let mut top_dirs: HashSet<&str> = HashSet::new();
     // Sorted by path, so a parent comes before everything below it; each
     // directory's ancestors are looked up, not every top so far.
-    for f in &files {
-        let nested =
-            f.0.match_indices('/')
-                .any(|(i, _)| top_dirs.contains(&f.0[..i]));
+    for (i, dir) in dirs.iter().enumerate() {
+        let nested = dir
+            .match_indices('/')
+            .any(|(at, _)| top_dirs.contains(&dir[..at]));
         if !nested {
-            top_dirs.insert(&f.0);
-            tops.push(f);
+            top_dirs.insert(dir);
+            tops.push(i);
         }
     }
+    tops
+}
+
+/// The skill directory `dir` names in a listing (`None` for the root).
+fn skill_dir(dir: &str) -> Option<String> {
+    (!dir.is_empty()).then(|| dir.to_string())
+}
+
+/// Turns the `SKILL.md` files of a tree into the skills a user can pick
+/// ([`top_dirs`]).
+fn found_skills(files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
+    let dirs: Vec<&str> = files.iter().map(|(d, _)| d.as_str()).collect();
+    let tops: Vec<&(String, Vec<u8>)> = top_dirs(&dirs).into_iter().map(|i| &files[i]).collect();
     // A thousand frontmatters to parse: spread over the cores.
     let mut out = crate::parallel::chunked(&tops, 64, |part| {
         part.iter()
-            .map(|(d, body)| found(Some(d.clone()), body))
+            .map(|(d, body)| {
+                let doc = skillpm_core::skill::parse(body).ok();
+                found(skill_dir(d), doc.as_ref())
+            })
             .collect()
     });
-    out.sort_by(|a, b| a.command.cmp(&b.command).then(a.dir.cmp(&b.dir)));
+    out.sort_by(found_order);
     out
 }
 
-fn found(dir: Option<String>, body: &[u8]) -> FoundSkill {
-    let doc = skillpm_core::skill::parse(body).ok();
+/// The order `add` lists skills in: by command, then directory.
+fn found_order(a: &FoundSkill, b: &FoundSkill) -> std::cmp::Ordering {
+    a.command.cmp(&b.command).then(a.dir.cmp(&b.dir))
+}
+
+/// Every skill of the shared commit found ([`top_dirs`]) and packed, in
+/// one pass, for `add --all`, which packs each of them anyway: each tree
+/// is read once and its `SKILL.md` parsed once, for the listing and the
+/// lock both, where listing the skills and then resolving them read and
+/// parsed every `SKILL.md` twice. A skill whose `SKILL.md` does not
+/// identify it is found unpacked: resolving it says why, as before.
+/// `None` when a tree cannot be read whole (over a cap): the skills are
+/// then found as for a pick, and that one is refused when resolved.
+fn found_packed(
+    shared: &export::Shared,
+    url: &GitUrl,
+    commit: &str,
+    limits: &Limits,
+) -> Option<Vec<(FoundSkill, Option<Packed>)>> {
+    let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
+    let dirs = export::skill_dirs(shared, url, &listing_limits(), max).ok()?;
+    let names: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    let tops: Vec<Option<String>> = top_dirs(&names)
+        .into_iter()
+        .map(|i| skill_dir(&dirs[i]))
+        .collect();
+    let done = crate::parallel::chunked(&tops, 2, |part| {
+        part.iter()
+            .map(|dir| {
+                let sub = dir.as_deref();
+                let entries = export::tree(shared, url, sub, limits).ok()?;
+                let tree_id = shared.tree_id(url, sub).ok()?.to_string();
+                let doc = super::verify::entries_doc(&entries);
+                let found = found(dir.clone(), doc.as_ref().and_then(|d| d.as_ref().ok()));
+                let packed = packed_with(entries, doc, &shown(url, commit, sub), tree_id);
+                Some((found, packed.ok()))
+            })
+            .collect()
+    });
+    let mut done: Vec<(FoundSkill, Option<Packed>)> = done.into_iter().collect::<Option<_>>()?;
+    done.sort_by(|a, b| found_order(&a.0, &b.0));
+    Some(done)
+}
+
+/// The skill at `dir`, described by its parsed `SKILL.md` (`None` when it
+/// does not parse: named after its directory, undescribed).
+fn found(dir: Option<String>, doc: Option<&SkillDoc>) -> FoundSkill {
     let base = dir
         .as_deref()
         .map(|d| d.rsplit('/').next().unwrap_or(d).to_string())
@@ -543,13 +612,9 @@ fn found(dir: Option<String>, body: &[u8]) -> FoundSkill {
     FoundSkill {
         command: dir.as_deref().map(command_of).unwrap_or_default(),
         name: doc
-            .as_ref()
             .and_then(|d| d.name().map(str::to_string))
             .unwrap_or(base),
-        description: doc
-            .as_ref()
-            .map(|d| d.description().to_string())
-            .unwrap_or_default(),
+        description: doc.map(|d| d.description().to_string()).unwrap_or_default(),
         dir,
     }
 }
@@ -832,8 +897,7 @@ impl GitSource {
         commit: &str,
         subpath: Option<&str>,
     ) -> Result<Packed, SourceError> {
-        let key = format!("{}#{commit}:{}", url.redacted(), subpath.unwrap_or("."));
-        let cell = memo(&self.packs, key);
+        let cell = memo(&self.packs, pack_key(url, commit, subpath));
         cell.get_or_try_init(|| async {
             let shared = self.shared(url, commit).await?;
             let (url, commit, sub, limits) = (
@@ -1009,37 +1073,68 @@ impl GitSource {
     }
 
     /// Every skill in `url` at `reference` (default: the remote HEAD), for
-    /// `add` without `--path`. Uses the run's one fetch of `url`.
+    /// `add` without `--path`. Uses the run's one fetch of `url`. With
+    /// `pack_all` (`add --all`), every skill is packed as it is found
+    /// ([`found_packed`]), and resolving it later finds it packed.
     pub async fn discover(
         &self,
         url: &GitUrl,
         reference: Option<&GitRef>,
+        pack_all: bool,
     ) -> Result<(String, Vec<FoundSkill>), SourceError> {
         if self.offline {
             return Err(SourceError::Offline(format!("listing {}", url.redacted())));
         }
-        let u = url.clone();
-        let skills = move |shared: &export::Shared| {
+        let (u, limits) = (url.clone(), self.limits.clone());
+        let skills = move |shared: &export::Shared, commit: &str| {
+            if let Some(done) = pack_all
+                .then(|| found_packed(shared, &u, commit, &limits))
+                .flatten()
+            {
+                return Ok(done);
+            }
             let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
             let files = export::skill_files(shared, &u, &listing_limits(), max)?;
-            Ok(found_skills(files))
+            Ok(found_skills(files).into_iter().map(|f| (f, None)).collect())
         };
         // Listed on the fetch's thread when this call fetches.
         let (list_there, u) = (skills.clone(), url.clone());
         let (commit, early) = self
             .commit_then(url, reference, move |cache, commit| {
                 let shared = listed(cache, None, &u, commit).ok()?;
-                let found = list_there(&shared).ok()?;
+                let found = list_there(&shared, commit).ok()?;
                 Some((shared, found))
             })
             .await?;
-        if let Some((shared, found)) = early {
-            let _ = memo(&self.trees, format!("{}#{commit}", url.redacted())).set(shared);
-            return Ok((commit, found));
-        }
-        let found = self.with_shared(url, &commit, skills).await?;
+        let found = match early {
+            Some((shared, found)) => {
+                let _ = memo(&self.trees, format!("{}#{commit}", url.redacted())).set(shared);
+                found
+            }
+            None => {
+                let c = commit.clone();
+                let listing = move |shared: &export::Shared| skills(shared, &c);
+                self.with_shared(url, &commit, listing).await?
+            }
+        };
+        let found = found
+            .into_iter()
+            .map(|(found, packed)| {
+                if let Some(p) = packed {
+                    let key = pack_key(url, &commit, found.dir.as_deref());
+                    let _ = memo(&self.packs, key).set(p);
+                }
+                found
+            })
+            .collect();
         Ok((commit, found))
     }
+}
+
+/// The key of the skill at `subpath` of `commit` in [`GitSource::pack`]'s
+/// memo.
+fn pack_key(url: &GitUrl, commit: &str, subpath: Option<&str>) -> String {
+    format!("{}#{commit}:{}", url.redacted(), subpath.unwrap_or("."))
 }
 
 /// Results of this run by key, each computed once (shared by the sources).
@@ -1193,5 +1288,106 @@ mod tests {
         let root = found_skills(vec![(String::new(), md("r")), ("x".into(), md("x"))]);
         assert_eq!(root.len(), 1);
         assert_eq!(root[0].dir, None);
+    }
+
+    /// A commit of a real repository, made by `git`, with `files` in it
+    /// and the symlinks `links` (path, target).
+    fn commit_of(
+        files: &[(&str, &str)],
+        links: &[(&str, &str)],
+    ) -> (tempfile::TempDir, GitUrl, String) {
+        let work = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = work.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        for (path, target) in links {
+            std::os::unix::fs::symlink(target, work.path().join(path)).unwrap();
+        }
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+                .args(args)
+                .current_dir(work.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}");
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "skills"]);
+        let commit = git(&["rev-parse", "HEAD"]);
+        let url = GitUrl::parse(&format!("file://{}", work.path().display())).unwrap();
+        (work, url, commit)
+    }
+
+    /// `add --all` finds and packs every skill in one pass; what it finds
+    /// and packs must be exactly what listing the skills and then packing
+    /// each one the usual way gives, skills that cannot be packed
+    /// included (found, not packed).
+    #[test]
+    fn finding_and_packing_in_one_pass_matches_doing_each_apart() {
+        let md = |n: &str| format!("---\nname: {n}\ndescription: about {n}\n---\nbody\n");
+        let (work, url, commit) = commit_of(
+            &[
+                ("skills/a/SKILL.md", &md("a")),
+                ("skills/a/scripts/run.sh", "echo a\n"),
+                ("skills/a/sub/SKILL.md", &md("nested")),
+                ("skills/b/skill.md", &md("bee")),
+                ("skills/c/SKILL.md", "---\ndescription: no name\n---\n"),
+                ("skills/d/SKILL.md", "---\nname: [not, closed\n"),
+                ("README.md", "not a skill\n"),
+            ],
+            &[],
+        );
+        let limits = Limits::default();
+        let dir = work.path().join(".git");
+        let shared = export::Shared::new(&dir, &url, &commit, &listing_limits()).unwrap();
+        let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
+        let files = export::skill_files(&shared, &url, &listing_limits(), max).unwrap();
+        let apart = found_skills(files);
+        let one_pass = found_packed(&shared, &url, &commit, &limits).unwrap();
+        let found: Vec<FoundSkill> = one_pass.iter().map(|(f, _)| f.clone()).collect();
+        assert_eq!(found, apart);
+        let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["a", "bee", "c", "d"]);
+        for (f, packed) in &one_pass {
+            let alone = pack_commit(&shared, &url, &commit, f.dir.as_deref(), &limits);
+            match (packed, alone) {
+                (Some(p), Ok(a)) => {
+                    assert_eq!((&p.name, &p.version), (&a.name, &a.version));
+                    assert_eq!(p.tree.checksum(), a.tree.checksum());
+                    assert_eq!(p.tree_id, a.tree_id);
+                }
+                (None, Err(_)) => {}
+                (p, a) => panic!(
+                    "{}: one pass {:?}, apart {:?}",
+                    f.name,
+                    p.is_some(),
+                    a.is_ok()
+                ),
+            }
+        }
+        let packed: Vec<bool> = one_pass.iter().map(|(_, p)| p.is_some()).collect();
+        assert_eq!(packed, [true, true, false, false]);
+    }
+
+    /// A tree that cannot be read whole (a symlink in it) makes the one
+    /// pass give up: the skills are then listed the usual way.
+    #[test]
+    fn a_tree_that_cannot_be_packed_leaves_finding_to_the_listing() {
+        let (work, url, commit) = commit_of(
+            &[("skills/a/SKILL.md", "---\nname: a\n---\n")],
+            &[("skills/a/link", "SKILL.md")],
+        );
+        let dir = work.path().join(".git");
+        let shared = export::Shared::new(&dir, &url, &commit, &listing_limits()).unwrap();
+        let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
+        let files = export::skill_files(&shared, &url, &listing_limits(), max).unwrap();
+        assert_eq!(found_skills(files).len(), 1);
+        assert!(found_packed(&shared, &url, &commit, &Limits::default()).is_none());
     }
 }

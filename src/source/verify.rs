@@ -139,24 +139,29 @@ pub fn identify_named(
 
 const NO_SKILL_FILE: &str = "no SKILL.md at the top of the skill directory";
 
-/// [`identify`] for a tree held in memory (a git skill re-packed without
-/// touching the disk). A `SKILL.md` without `name` is refused, as it was
-/// when such a tree was identified in its randomly named temp directory.
-pub fn identify_entries(
+/// The `SKILL.md` (else `skill.md`) at the top of a tree held in
+/// memory, parsed; `None` when there is none.
+pub fn entries_doc(
     entries: &[skillpm_core::archive::MemEntry],
+) -> Option<Result<skill::SkillDoc, skill::SkillError>> {
+    use skillpm_core::archive::MemEntry;
+    skill::SKILL_FILES.iter().find_map(|f| {
+        entries.iter().find_map(|e| match e {
+            MemEntry::File { path, data, .. } if path == f => Some(skill::parse(data)),
+            _ => None,
+        })
+    })
+}
+
+/// [`identify`] for a tree held in memory (a git skill re-packed without
+/// touching the disk), from its `SKILL.md` as [`entries_doc`] parses it.
+/// A `SKILL.md` without `name` is refused, as it was when such a tree
+/// was identified in its randomly named temp directory.
+pub fn identify_doc(
+    doc: Option<Result<skill::SkillDoc, skill::SkillError>>,
     shown: &str,
 ) -> Result<(SkillName, semver::Version), SourceError> {
-    use skillpm_core::archive::MemEntry;
-    let doc = skill::SKILL_FILES
-        .iter()
-        .find_map(|f| {
-            entries.iter().find_map(|e| match e {
-                MemEntry::File { path, data, .. } if path == f => Some(skill::parse(data)),
-                _ => None,
-            })
-        })
-        .ok_or(NO_SKILL_FILE);
-    name_and_version(doc, None, shown, None)
+    name_and_version(doc.ok_or(NO_SKILL_FILE), None, shown, None)
 }
 
 /// Name and version from a tree's `SKILL.md`: its own `name`, else the

@@ -307,6 +307,43 @@ pub(super) fn skill_files(
     limits: &Limits,
     max_file: u64,
 ) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
+    let wanted = skill_entries(shared, url, limits, max_file)?;
+    // Decoding a thousand blobs is worth the second core.
+    crate::parallel::chunked(&wanted, 64, |part| {
+        shared.with_handle(|repo| {
+            part.iter()
+                .map(|(dir, e)| {
+                    let body = blob(repo, e)
+                        .map_err(|err| objects::error("reading objects of", url, err))?;
+                    Ok((dir.clone(), body.detach().data))
+                })
+                .collect()
+        })
+    })
+    .into_iter()
+    .collect()
+}
+
+/// The directories [`skill_files`] reads the `SKILL.md` of, without
+/// reading it: for a caller that reads the whole of each tree anyway.
+pub(super) fn skill_dirs(
+    shared: &Shared,
+    url: &GitUrl,
+    limits: &Limits,
+    max_file: u64,
+) -> Result<Vec<String>, SourceError> {
+    let wanted = skill_entries(shared, url, limits, max_file)?;
+    Ok(wanted.into_iter().map(|(dir, _)| dir).collect())
+}
+
+/// The `SKILL.md` (or `skill.md`) entries of the shared commit, by the
+/// directory holding each, sorted; see [`skill_files`].
+fn skill_entries<'s>(
+    shared: &'s Shared,
+    url: &GitUrl,
+    limits: &Limits,
+    max_file: u64,
+) -> Result<Vec<(String, &'s Entry)>, SourceError> {
     let Some(Listing { entries, .. }) = shared.listing.as_ref() else {
         // Listed again only to report why it failed.
         shared.with_handle(|repo| shared.list_sub(repo, url, None, limits))?;
@@ -326,20 +363,7 @@ pub(super) fn skill_files(
     wanted.sort_by(|a, b| a.0.cmp(&b.0));
     // `SKILL.md` wins over `skill.md` in the same directory.
     wanted.dedup_by(|b, a| a.0 == b.0);
-    // Decoding a thousand blobs is worth the second core.
-    crate::parallel::chunked(&wanted, 64, |part| {
-        shared.with_handle(|repo| {
-            part.iter()
-                .map(|(dir, e)| {
-                    let body = blob(repo, e)
-                        .map_err(|err| objects::error("reading objects of", url, err))?;
-                    Ok((dir.clone(), body.detach().data))
-                })
-                .collect()
-        })
-    })
-    .into_iter()
-    .collect()
+    Ok(wanted)
 }
 
 /// The body of the blob `e`, which must be the size the tree listed for
