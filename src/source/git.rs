@@ -584,18 +584,14 @@ fn found_packed(
         .into_iter()
         .map(|i| skill_dir(&dirs[i]))
         .collect();
-    let done = crate::parallel::chunked(&tops, 2, |part| {
-        part.iter()
-            .map(|dir| {
-                let sub = dir.as_deref();
-                let entries = export::tree(shared, url, sub, limits).ok()?;
-                let tree_id = shared.tree_id(url, sub).ok()?.to_string();
-                let doc = super::verify::entries_doc(&entries);
-                let found = found(dir.clone(), doc.as_ref().and_then(|d| d.as_ref().ok()));
-                let packed = packed_with(entries, doc, &shown(url, commit, sub), tree_id);
-                Some((found, packed.ok()))
-            })
-            .collect()
+    let done = crate::parallel::each(&tops, 2, |dir| {
+        let sub = dir.as_deref();
+        let entries = export::tree(shared, url, sub, limits).ok()?;
+        let tree_id = shared.tree_id(url, sub).ok()?.to_string();
+        let doc = super::verify::entries_doc(&entries);
+        let found = found(dir.clone(), doc.as_ref().and_then(|d| d.as_ref().ok()));
+        let packed = packed_with(entries, doc, &shown(url, commit, sub), tree_id);
+        Some((found, packed.ok()))
     });
     let mut done: Vec<(FoundSkill, Option<Packed>)> = done.into_iter().collect::<Option<_>>()?;
     done.sort_by(|a, b| found_order(&a.0, &b.0));

@@ -50,16 +50,14 @@ pub fn builder() -> Result<reqwest::ClientBuilder, String> {
     configure!(reqwest::Client::builder(), alpn).map(|b| b.read_timeout(timeout()))
 }
 
-/// The same settings for the blocking client of the in-process git fetch
-/// (which sets its own redirect policy: git's). It has no per-read
-/// timeout; the whole-request one bounds a trickling server. It offers
-/// only HTTP/1.1: a fetch is one or two requests in turn, where HTTP/2's
-/// frames cost both ends more than they share. reqwest's `http1_only`
-/// does not reach the ALPN of a TLS configuration made here, so an
-/// HTTP/2 server (nginx with `http2`) was spoken to in HTTP/2 anyway.
-pub fn blocking(
-    builder: reqwest::blocking::ClientBuilder,
-) -> Result<reqwest::blocking::ClientBuilder, String> {
+/// The same settings for the client of the in-process git fetch (which
+/// sets its own redirect policy: git's). It has no per-read timeout; the
+/// whole-request one bounds a trickling server. It offers only HTTP/1.1:
+/// a fetch is one or two requests in turn, where HTTP/2's frames cost
+/// both ends more than they share. reqwest's `http1_only` does not reach
+/// the ALPN of a TLS configuration made here, so an HTTP/2 server (nginx
+/// with `http2`) was spoken to in HTTP/2 anyway.
+pub fn http1(builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, String> {
     configure!(builder, vec![b"http/1.1".to_vec()])
 }
 

@@ -160,7 +160,7 @@ struct Early {
 
 /// The server's answer, not read yet, to the `fetch` [`expect`] asked
 /// for: every tip of the listing it came with, without history.
-type EarlyPack = Result<reqwest::blocking::Response, v2::Failure>;
+type EarlyPack = Result<v2::Answer, v2::Failure>;
 
 /// The answers [`expect`] asked for, by URL, each taken by the first fetch
 /// of it.
@@ -181,7 +181,7 @@ fn early(url: &str) -> Option<Receiver<Early>> {
 /// The refs of `url`: the `early` answer if it is recent, else a new
 /// request; with the early `fetch`, if one was asked for.
 fn listed(
-    client: &reqwest::blocking::Client,
+    client: &'static v2::Client,
     url: &str,
     early: Receiver<Early>,
 ) -> (
@@ -563,15 +563,16 @@ fn joined(ready: ScopedJoinHandle<'_, Result<PathBuf, String>>) -> Result<PathBu
 /// HTTP/2 behind nginx: a 10-skill cold restore 0.93-0.95x, 100 skills
 /// 0.97x; 20 repositories on one host, fetched six at a time on as
 /// many connections, 0.98x).
-fn client() -> Result<&'static reqwest::blocking::Client, String> {
-    static CLIENT: OnceLock<Result<reqwest::blocking::Client, String>> = OnceLock::new();
+fn client() -> Result<&'static v2::Client, String> {
+    static CLIENT: OnceLock<Result<v2::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            crate::source::http::blocking(reqwest::blocking::Client::builder())?
+            let http = crate::source::http::http1(reqwest::Client::builder())?
                 .redirect(reqwest::redirect::Policy::none())
                 .http1_only()
                 .build()
-                .map_err(|e| one_line(&chain(&e)))
+                .map_err(|e| one_line(&chain(&e)))?;
+            v2::Client::new(http).map_err(|e| format!("cannot start the git client: {e}"))
         })
         .as_ref()
         .map_err(Clone::clone)

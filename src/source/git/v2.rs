@@ -17,9 +17,64 @@ use gix_packetline::blocking_io::StreamingPeekableIter;
 use gix_packetline::PacketLineRef;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
+
+/// The client of every command: an HTTP/1.1 client and the runtime its
+/// requests run on, driven by the thread that waits for an answer.
+/// reqwest's blocking client kept a thread of its own that every request
+/// and every part of every answer passed through, and that the first
+/// request waited for to start (0.3 ms in front of a fetch's first
+/// request, a thread hop each way after it).
+pub(super) struct Client {
+    rt: tokio::runtime::Runtime,
+    http: reqwest::Client,
+}
+
+impl Client {
+    pub(super) fn new(http: reqwest::Client) -> std::io::Result<Client> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(Client { rt, http })
+    }
+}
+
+/// A server's answer, its body read as it arrives.
+pub(super) struct Answer {
+    client: &'static Client,
+    response: reqwest::Response,
+    /// What has arrived and not been read yet.
+    chunk: bytes::Bytes,
+}
+
+impl Answer {
+    fn status(&self) -> reqwest::StatusCode {
+        self.response.status()
+    }
+
+    fn headers(&self) -> &reqwest::header::HeaderMap {
+        self.response.headers()
+    }
+}
+
+impl Read for Answer {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.chunk.is_empty() {
+            match self.client.rt.block_on(self.response.chunk()) {
+                Ok(Some(chunk)) => self.chunk = chunk,
+                Ok(None) => return Ok(0),
+                Err(e) => return Err(std::io::Error::other(one_line(&chain(&e)))),
+            }
+        }
+        let n = buf.len().min(self.chunk.len());
+        buf[..n].copy_from_slice(&self.chunk[..n]);
+        self.chunk = self.chunk.slice(n..);
+        Ok(n)
+    }
+}
 
 /// Why a command failed: the server does not speak v2 (only `git` may
 /// get further), it speaks v2 but refused this command's arguments (a
@@ -119,11 +174,11 @@ fn unless_refused<T>(
 }
 
 /// Lists `HEAD`, the branches and the tags of `url`.
-pub(super) fn ls_refs(client: &reqwest::blocking::Client, url: &str) -> Result<Listing, Failure> {
+pub(super) fn ls_refs(client: &'static Client, url: &str) -> Result<Listing, Failure> {
     unless_refused(url, || list(client, url))
 }
 
-fn list(client: &reqwest::blocking::Client, url: &str) -> Result<Listing, Failure> {
+fn list(client: &'static Client, url: &str) -> Result<Listing, Failure> {
     let body = command(
         "ls-refs",
         &[
@@ -181,7 +236,7 @@ pub(super) type Keep = Option<PathBuf>;
 /// in, so no commit is ever in the repository without its parents and
 /// without the record that says so.
 pub(super) fn fetch(
-    client: &reqwest::blocking::Client,
+    client: &'static Client,
     url: &str,
     ask: &Ask<'_>,
     pack_dir: impl FnOnce(&[ObjectId]) -> Result<PathBuf, Failure>,
@@ -195,10 +250,10 @@ pub(super) fn fetch(
 /// [`fetch`] in two halves, for a caller that asks on one thread and
 /// receives the pack on another ([`fetched`]).
 pub(super) fn ask_fetch(
-    client: &reqwest::blocking::Client,
+    client: &'static Client,
     url: &str,
     ask: &Ask<'_>,
-) -> Result<reqwest::blocking::Response, Failure> {
+) -> Result<Answer, Failure> {
     unless_refused(url, || post(client, url, fetch_command(ask)))
 }
 
@@ -206,7 +261,7 @@ pub(super) fn ask_fetch(
 /// read and its pack written as [`fetch`] does.
 pub(super) fn fetched(
     url: &str,
-    answer: Result<reqwest::blocking::Response, Failure>,
+    answer: Result<Answer, Failure>,
     ask: &Ask<'_>,
     pack_dir: impl FnOnce(&[ObjectId]) -> Result<PathBuf, Failure>,
 ) -> Result<Keep, Failure> {
@@ -217,7 +272,7 @@ pub(super) fn fetched(
 /// to where `pack_dir` says, once the lines the server cut the history
 /// at are known.
 fn receive(
-    response: reqwest::blocking::Response,
+    response: Answer,
     ask: &Ask<'_>,
     pack_dir: impl FnOnce(&[ObjectId]) -> Result<PathBuf, Failure>,
 ) -> Result<Keep, Failure> {
@@ -335,11 +390,7 @@ const ENDPOINT: &str = "/git-upload-pack";
 /// repository renamed on its host answers with one), and every later one
 /// goes straight to where that request landed: a server cannot send a
 /// fetch somewhere else once it has answered for the repository.
-fn post(
-    client: &reqwest::blocking::Client,
-    url: &str,
-    body: Vec<u8>,
-) -> Result<reqwest::blocking::Response, Failure> {
+fn post(client: &'static Client, url: &str, body: Vec<u8>) -> Result<Answer, Failure> {
     static LANDED: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
     let landed = || LANDED.lock().unwrap_or_else(|e| e.into_inner());
     let known = landed().get(url).cloned();
@@ -348,14 +399,22 @@ fn post(
     let mut endpoint = format!("{base}{ENDPOINT}");
     let mut hops = 0;
     let response = loop {
-        let response = client
+        let request = client
+            .http
             .post(&endpoint)
             .header(CONTENT_TYPE, "application/x-git-upload-pack-request")
             .header(ACCEPT, RESULT_TYPE)
             .header("Git-Protocol", "version=2")
-            .body(body.clone())
-            .send()
-            .map_err(|e| Failure::Failed(one_line(&chain(&e))))?;
+            .body(body.clone());
+        // Sent inside the runtime: the request's timer is made as it is.
+        let response = Answer {
+            client,
+            response: client
+                .rt
+                .block_on(async { request.send().await })
+                .map_err(|e| Failure::Failed(one_line(&chain(&e))))?,
+            chunk: bytes::Bytes::new(),
+        };
         if !response.status().is_redirection() || !first || hops == MAX_REDIRECTS {
             break response;
         }
@@ -401,11 +460,11 @@ fn follow(endpoint: &str, location: &str) -> Option<String> {
     plain.then(|| next.to_string())
 }
 
-type Lines = StreamingPeekableIter<std::io::Take<reqwest::blocking::Response>>;
+type Lines = StreamingPeekableIter<std::io::Take<Answer>>;
 
 /// The response as packet lines, capped, ending at the first flush; an
 /// `ERR` line (the server refused the command) is an error.
-fn packet_lines(response: reqwest::blocking::Response) -> Lines {
+fn packet_lines(response: Answer) -> Lines {
     let capped = std::io::Read::take(response, MAX_RESPONSE_BYTES);
     let mut lines = StreamingPeekableIter::new(capped, &[PacketLineRef::Flush], false);
     lines.fail_on_err_lines(true);
