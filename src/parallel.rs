@@ -23,30 +23,20 @@ pub(crate) fn chunked<T: Sync, R: Send>(
         return work(items);
     }
     let chunk = items.len().div_ceil(threads);
-    let work = &work;
-    // Every chunk on a thread of its own, this one waiting: on two cores
-    // a thread started while this one keeps working may wait milliseconds
-    // for the other core (a 100-skill no-op took 18.6 ms with this thread
-    // taking a chunk, 14.8 ms without).
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| s.spawn(move || work(part)))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+    let parts: Vec<&[T]> = items.chunks(chunk).collect();
+    each(&parts, 2, |part| work(part))
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// `work` applied to each of `items` on up to one thread per core (at
 /// most eight), each thread taking the next item as it finishes one, the
 /// outputs in input order. Fewer than `min_parallel` items are done on
-/// this thread, which otherwise waits (see [`chunked`]). For items that
-/// cost a tenth of a millisecond or more (a skill read whole and packed),
-/// where a thread that starts late (0.6 ms after the first, right after
-/// a fetch) must not be left a fixed share that then finishes last.
+/// this thread, which otherwise waits. For items that cost a tenth of a
+/// millisecond or more (a skill read whole and packed), where a thread
+/// that starts late (0.6 ms after the first, right after a fetch) must
+/// not be left a fixed share that then finishes last.
 pub(crate) fn each<T: Sync, R: Send>(
     items: &[T],
     min_parallel: usize,
@@ -67,6 +57,10 @@ pub(crate) fn each<T: Sync, R: Send>(
             done.push((i, work(item)));
         }
     };
+    // Every share on a thread of its own, this one waiting: on two cores
+    // a thread started while this one keeps working may wait milliseconds
+    // for the other core (a 100-skill no-op took 18.6 ms with this thread
+    // taking a chunk, 14.8 ms without).
     let mut all: Vec<(usize, R)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads).map(|_| s.spawn(take)).collect();
         handles

@@ -1288,7 +1288,7 @@ mod tests {
 
     /// A commit of a real repository, made by `git`, with `files` in it
     /// and the symlinks `links` (path, target).
-    fn commit_of(
+    fn repository_with(
         files: &[(&str, &str)],
         links: &[(&str, &str)],
     ) -> (tempfile::TempDir, GitUrl, String) {
@@ -1301,21 +1301,14 @@ mod tests {
         for (path, target) in links {
             std::os::unix::fs::symlink(target, work.path().join(path)).unwrap();
         }
-        let git = |args: &[&str]| {
-            let out = Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-                .args(args)
-                .current_dir(work.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "git {args:?}");
-            String::from_utf8(out.stdout).unwrap().trim().to_string()
-        };
-        git(&["init", "-q"]);
-        git(&["add", "-A"]);
-        git(&["commit", "-qm", "skills"]);
-        let commit = git(&["rev-parse", "HEAD"]);
+        for args in [
+            &["init", "-q"][..],
+            &["add", "-A"],
+            &["commit", "-qm", "skills"],
+        ] {
+            export::tests::git(work.path(), args);
+        }
+        let commit = export::tests::head_of(work.path());
         let url = GitUrl::parse(&format!("file://{}", work.path().display())).unwrap();
         (work, url, commit)
     }
@@ -1327,7 +1320,7 @@ mod tests {
     #[test]
     fn finding_and_packing_in_one_pass_matches_doing_each_apart() {
         let md = |n: &str| format!("---\nname: {n}\ndescription: about {n}\n---\nbody\n");
-        let (work, url, commit) = commit_of(
+        let (work, url, commit) = repository_with(
             &[
                 ("skills/a/SKILL.md", &md("a")),
                 ("skills/a/scripts/run.sh", "echo a\n"),
@@ -1375,7 +1368,7 @@ mod tests {
     /// pass give up: the skills are then listed the usual way.
     #[test]
     fn a_tree_that_cannot_be_packed_leaves_finding_to_the_listing() {
-        let (work, url, commit) = commit_of(
+        let (work, url, commit) = repository_with(
             &[("skills/a/SKILL.md", "---\nname: a\n---\n")],
             &[("skills/a/link", "SKILL.md")],
         );

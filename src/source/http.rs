@@ -24,30 +24,28 @@ pub fn timeout() -> Duration {
         .unwrap_or(TIMEOUT)
 }
 
-/// The shared timeouts, user agent and TLS trust ([`crate::source::tls`]),
-/// applied to either kind of reqwest builder (the async one here, the
-/// blocking one gitoxide drives). Fails when the system has no
-/// authorities to trust, saying where they are looked for.
-macro_rules! configure {
-    ($builder:expr, $alpn:expr) => {{
-        use_ring();
-        let t = timeout();
-        crate::source::tls::client_config().map(|mut tls| {
-            tls.alpn_protocols = $alpn;
-            $builder
-                .connect_timeout(t)
-                .timeout(t * TOTAL_FACTOR)
-                .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
-                .tls_backend_preconfigured(tls)
-        })
-    }};
+/// A client builder with the shared timeouts, user agent and TLS trust
+/// ([`crate::source::tls`]), offering `alpn` in its handshake. Fails when
+/// the system has no authorities to trust, saying where they are looked
+/// for.
+fn configured(alpn: Vec<Vec<u8>>) -> Result<reqwest::ClientBuilder, String> {
+    use_ring();
+    let t = timeout();
+    crate::source::tls::client_config().map(|mut tls| {
+        tls.alpn_protocols = alpn;
+        reqwest::Client::builder()
+            .connect_timeout(t)
+            .timeout(t * TOTAL_FACTOR)
+            .user_agent(concat!("skillpm/", env!("CARGO_PKG_VERSION")))
+            .tls_backend_preconfigured(tls)
+    })
 }
 
-/// A client builder with the shared timeouts and user agent; callers add
-/// their redirect policy.
+/// A client builder with the shared settings ([`configured`]); callers
+/// add their redirect policy.
 pub fn builder() -> Result<reqwest::ClientBuilder, String> {
     let alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    configure!(reqwest::Client::builder(), alpn).map(|b| b.read_timeout(timeout()))
+    configured(alpn).map(|b| b.read_timeout(timeout()))
 }
 
 /// The same settings for the client of the in-process git fetch (which
@@ -57,8 +55,8 @@ pub fn builder() -> Result<reqwest::ClientBuilder, String> {
 /// both ends more than they share. reqwest's `http1_only` does not reach
 /// the ALPN of a TLS configuration made here, so an HTTP/2 server (nginx
 /// with `http2`) was spoken to in HTTP/2 anyway.
-pub fn http1(builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, String> {
-    configure!(builder, vec![b"http/1.1".to_vec()])
+pub fn http1() -> Result<reqwest::ClientBuilder, String> {
+    configured(vec![b"http/1.1".to_vec()])
 }
 
 /// Makes `ring` the process's rustls provider before the first client is

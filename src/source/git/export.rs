@@ -490,11 +490,12 @@ fn children(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::process::Command;
 
-    fn git(dir: &Path, args: &[&str]) {
+    /// Runs `git` in `dir` as a test's author; it must succeed.
+    pub(in crate::source::git) fn git(dir: &Path, args: &[&str]) {
         let ok = Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
             .args(["-c", "init.defaultBranch=main"])
@@ -508,7 +509,7 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
-    fn head_of(dir: &Path) -> String {
+    pub(in crate::source::git) fn head_of(dir: &Path) -> String {
         let out = Command::new("git")
             .args(["rev-parse", "HEAD"])
             .current_dir(dir)

@@ -567,7 +567,7 @@ fn client() -> Result<&'static v2::Client, String> {
     static CLIENT: OnceLock<Result<v2::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            let http = crate::source::http::http1(reqwest::Client::builder())?
+            let http = crate::source::http::http1()?
                 .redirect(reqwest::redirect::Policy::none())
                 .http1_only()
                 .build()
