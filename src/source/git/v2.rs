@@ -58,6 +58,18 @@ impl Answer {
     fn headers(&self) -> &reqwest::header::HeaderMap {
         self.response.headers()
     }
+
+    /// Reads the rest of an answer whose last packet has been read (its
+    /// end, a few bytes, is usually in already), so its connection is
+    /// idle when the next request goes out. One that is not yet is not
+    /// reused: the client starts a second connection beside it, a TLS
+    /// handshake on both ends while the server prepares the pack. An
+    /// answer that goes on past its flush is left to be dropped, and
+    /// its connection with it.
+    fn finish(self) {
+        const ENOUGH: u64 = 64 * 1024;
+        let _ = std::io::copy(&mut self.take(ENOUGH), &mut std::io::sink());
+    }
 }
 
 impl Read for Answer {
@@ -213,6 +225,7 @@ fn list(client: &'static Client, url: &str) -> Result<Listing, Failure> {
             "the server's answer to ls-refs ended without a flush".into(),
         ));
     }
+    lines.into_inner().into_inner().finish();
     Ok(listing)
 }
 
@@ -326,7 +339,10 @@ fn receive(
     );
     drop(pack);
     match written {
-        Ok(outcome) => Ok(outcome.keep_path),
+        Ok(outcome) => {
+            lines.into_inner().into_inner().finish();
+            Ok(outcome.keep_path)
+        }
         Err(_) if !refused.is_empty() => Err(Failure::Failed(one_line(&String::from_utf8_lossy(
             &refused,
         )))),
@@ -531,6 +547,79 @@ mod tests {
         // Not a pack header (yet): every core, as before.
         assert_eq!(index_threads(&mut &b"PAC"[..]), None);
         assert_eq!(index_threads(&mut &b"JUNKxxxxxxxxxxxx"[..]), None);
+    }
+
+    /// A server that streams its answers as nginx does in front of
+    /// `git http-backend`: chunked, the end of the body sent a moment after
+    /// its last packet. Counts the connections it accepts.
+    fn late_ending_server(answer: &'static [u8]) -> (String, std::sync::mpsc::Receiver<()>) {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/skills.git", listener.local_addr().unwrap());
+        let (accepted, connections) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let _ = accepted.send(());
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut stream = stream;
+                    loop {
+                        let mut length = 0usize;
+                        loop {
+                            let mut line = String::new();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                            if let Some((name, value)) = line.split_once(':') {
+                                if name.eq_ignore_ascii_case("content-length") {
+                                    length = value.trim().parse().unwrap();
+                                }
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        reader.read_exact(&mut body).unwrap();
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: {RESULT_TYPE}\r\n\
+                             Transfer-Encoding: chunked\r\n\r\n{:x}\r\n",
+                            answer.len()
+                        );
+                        stream.write_all(head.as_bytes()).unwrap();
+                        stream.write_all(answer).unwrap();
+                        stream.write_all(b"\r\n").unwrap();
+                        stream.flush().unwrap();
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                        stream.write_all(b"0\r\n\r\n").unwrap();
+                    }
+                });
+            }
+        });
+        (url, connections)
+    }
+
+    /// Two commands in turn go over one connection, though each answer's
+    /// end comes after its last packet: the first is read to its end
+    /// before the second is sent. Left unread, its connection was not
+    /// free yet, and the client opened a second one beside it (a TLS
+    /// handshake on both ends, in the middle of every `add`).
+    #[test]
+    fn commands_in_turn_share_one_connection() {
+        let oid = "0123456789abcdef0123456789abcdef01234567";
+        let answer: &'static [u8] = Box::leak(
+            format!("0032{oid} HEAD\n0000")
+                .into_bytes()
+                .into_boxed_slice(),
+        );
+        let (url, connections) = late_ending_server(answer);
+        let http = crate::source::http::http1().unwrap().build().unwrap();
+        let client: &'static Client = Box::leak(Box::new(Client::new(http).unwrap()));
+        for _ in 0..2 {
+            let listing = list(client, &url).unwrap();
+            assert_eq!(listing.head.map(|h| h.to_string()).as_deref(), Some(oid));
+        }
+        assert_eq!(connections.try_iter().count(), 1);
     }
 
     /// What a hostile `ls-refs` answer can name: only branches and tags
