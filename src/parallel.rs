@@ -1,15 +1,22 @@
 //! CPU-bound work over many items, spread over the cores (in contiguous
-//! chunks, or item by item), results in input order.
+//! chunks, or item by item), results in input order; and single jobs
+//! handed to the same threads from async code ([`on_pool`]).
+//!
+//! Every share runs on rayon's pool, one thread per core, started once
+//! per process ([`warm`] starts it while a command waits on the network).
+//! A thread of its own for each share of each call started ten threads
+//! for a 10-skill `add`: each a clone, a stack, a fresh malloc arena to
+//! fault in, and on two cores a wait for a core right when the work is.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use rayon::prelude::*;
 
 /// `work` applied to `items` in up to one chunk per core (at most eight),
 /// the outputs concatenated in input order. Each chunk is handed to
 /// `work` whole, so per-thread state (an object database handle, a
 /// parser) is set up once per chunk, not once per item. Fewer than
-/// `min_parallel` items are done on this thread: below that, starting
-/// threads costs more than it saves. A panic in a worker is a bug and is
-/// re-raised here.
+/// `min_parallel` items are done on this thread: below that, handing
+/// work over costs more than it saves. A panic in a worker is a bug and
+/// is re-raised here.
 pub(crate) fn chunked<T: Sync, R: Send>(
     items: &[T],
     min_parallel: usize,
@@ -30,46 +37,45 @@ pub(crate) fn chunked<T: Sync, R: Send>(
         .collect()
 }
 
-/// `work` applied to each of `items` on up to one thread per core (at
-/// most eight), each thread taking the next item as it finishes one, the
-/// outputs in input order. Fewer than `min_parallel` items are done on
-/// this thread, which otherwise waits. For items that cost a tenth of a
-/// millisecond or more (a skill read whole and packed), where a thread
-/// that starts late (0.6 ms after the first, right after a fetch) must
-/// not be left a fixed share that then finishes last.
+/// `work` applied to each of `items` on the pool, each thread taking the
+/// next item as it finishes one, the outputs in input order. Fewer than
+/// `min_parallel` items are done on this thread, which otherwise waits:
+/// on two cores a thread kept busy here leaves the pool one core. For
+/// items that cost a tenth of a millisecond or more (a skill read whole
+/// and packed), where a thread that starts late must not be left a fixed
+/// share that then finishes last.
 pub(crate) fn each<T: Sync, R: Send>(
     items: &[T],
     min_parallel: usize,
     work: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    let threads = cores().min(8).min(items.len());
-    if items.len() < min_parallel.max(2) || threads <= 1 {
+    if items.len() < min_parallel.max(2) || cores() <= 1 {
         return items.iter().map(work).collect();
     }
-    let next = AtomicUsize::new(0);
-    let take = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else {
-                return done;
-            };
-            done.push((i, work(item)));
-        }
-    };
-    // Every share on a thread of its own, this one waiting: on two cores
-    // a thread started while this one keeps working may wait milliseconds
-    // for the other core (a 100-skill no-op took 18.6 ms with this thread
-    // taking a chunk, 14.8 ms without).
-    let mut all: Vec<(usize, R)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads).map(|_| s.spawn(take)).collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+    items.par_iter().with_max_len(1).map(&work).collect()
+}
+
+/// Runs `job` on the pool and waits for it without holding a thread:
+/// for async code with disk- or CPU-bound work (staging a tree, packing
+/// one), which the pool's threads then share with [`each`]'s. A panic in
+/// `job` is a bug and is re-raised here.
+pub(crate) async fn on_pool<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    rayon::spawn(move || {
+        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)));
     });
-    all.sort_by_key(|(i, _)| *i);
-    all.into_iter().map(|(_, r)| r).collect()
+    match rx.await {
+        Ok(Ok(done)) => done,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        // The job above always sends, even when it panics.
+        Err(_) => std::panic::resume_unwind(Box::new("a pool job ended without an answer")),
+    }
+}
+
+/// Starts the pool's threads now, for a command about to wait on the
+/// network with work for them after: they start while it waits.
+pub(crate) fn warm() {
+    rayon::spawn(|| {});
 }
 
 /// The cores this process may use, asked once: the standard library
@@ -82,7 +88,7 @@ pub(crate) fn cores() -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{chunked, each};
+    use super::{chunked, cores, each, on_pool};
 
     #[test]
     fn keeps_input_order_whether_split_or_not() {
@@ -110,5 +116,40 @@ mod tests {
         assert_eq!(each(&items, 10_000, slow_square), want);
         assert_eq!(each(&items[..1], 1, slow_square), vec![0]);
         assert!(each(&items[..0], 1, slow_square).is_empty());
+    }
+
+    /// Calls share the pool's threads: none is started per call, and the
+    /// caller only waits.
+    #[test]
+    fn calls_share_the_pools_threads() {
+        if cores() <= 1 {
+            return;
+        }
+        let items: Vec<u32> = (0..64).collect();
+        let ids = || {
+            each(&items, 1, |_| {
+                std::thread::sleep(std::time::Duration::from_micros(100));
+                std::thread::current().id()
+            })
+        };
+        let (a, b) = (ids(), ids());
+        let all: std::collections::HashSet<_> = a.iter().chain(&b).collect();
+        assert!(all.len() <= rayon::current_num_threads(), "{all:?}");
+        assert!(!all.contains(&std::thread::current().id()));
+    }
+
+    /// A job handed over from async code answers; its panic reaches the
+    /// caller, and the pool goes on.
+    #[test]
+    fn a_pool_job_answers_and_its_panic_reaches_the_caller() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert_eq!(rt.block_on(on_pool(|| 6 * 7)), 42);
+        let job = || -> u8 { panic!("a bug in a job") };
+        let caught =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(on_pool(job))));
+        assert!(caught.is_err());
+        assert_eq!(rt.block_on(on_pool(|| 1)), 1);
     }
 }

@@ -118,8 +118,9 @@ pub async fn prepare(
     }
     let root: PathBuf = root.to_path_buf();
     // Each package is verified, unpacked and staged as soon as its bytes
-    // are here, on the blocking pool, while other downloads go on: the
-    // network and the disk work overlap instead of taking turns.
+    // are here, on the pool ([`crate::parallel`]), while other downloads
+    // go on: the network and the disk work overlap instead of taking
+    // turns.
     let staging = stream::iter(work)
         .map(|(s, local)| {
             let root = root.clone();
@@ -131,7 +132,7 @@ pub async fn prepare(
                 let made_here = matches!(local, Local::Packed(_))
                     || matches!(s.source, LockedSource::Path { .. });
                 // An absent tarball goes straight to its source: no trip
-                // through the blocking pool before the request starts.
+                // through the pool before the request starts.
                 let local = match local {
                     Local::Absent => None,
                     Local::Packed(v) => Some((v, false)),
@@ -234,12 +235,9 @@ fn stored_form(s: &LockedSkill) -> Format {
 }
 
 /// Runs CPU- and disk-bound work (hashing, gunzip, file creation) on the
-/// blocking pool. A panic there is a bug and is re-raised here.
+/// pool ([`crate::parallel::on_pool`]).
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(t) => t,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
+    crate::parallel::on_pool(f).await
 }
 
 /// Fetches one package; registry downloads are reported.

@@ -131,15 +131,13 @@ impl Summary {
 }
 
 /// The runtime a command runs its async work on: one per command, a
-/// current-thread reactor (CPU- and disk-bound work goes to its pool).
-/// The pool has one thread more than the machine has cores (at most
-/// eight): staging and packing gain nothing from more, and every thread
-/// costs its creation, its stack's pages and its exit. tokio's default
-/// (up to 512) grew to two dozen threads for a 1 000-skill `add`; eight
-/// (the old bound, sized for git fetches, which wait on the network and
-/// now run on threads of their own) spawned a thread per tree of a
-/// 10-skill restore on two cores (three threads there: a 10-skill git
-/// restore and add 0.97x, 100 skills 1.00x).
+/// current-thread reactor. CPU- and disk-bound work goes to the process's
+/// pool ([`crate::parallel`]); the runtime's own blocking pool is left
+/// the name lookups and is bounded all the same, at one thread more than
+/// the machine has cores (at most eight): every thread costs its
+/// creation, its stack's pages and its exit, and tokio's default (up to
+/// 512) grew to two dozen threads for a 1 000-skill `add` when staging
+/// ran there.
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -434,7 +434,7 @@ type TreeSet = Result<Option<Arc<export::Shared>>, SourceError>;
 
 /// [`tree_holder`], with the repository it names opened for the skills
 /// of `commit` to be read from, in the same task rather than one more
-/// trip through the blocking pool.
+/// trip to the pool.
 fn holding_trees(
     cache: &Cache,
     url: &GitUrl,
@@ -617,7 +617,7 @@ fn found(dir: Option<String>, doc: Option<&SkillDoc>) -> FoundSkill {
 
 /// Git dependencies, fetched through one bare clone per URL in the cache.
 /// Fetches run on threads of their own, at most [`GIT_CONCURRENCY`] at
-/// once, and reading and packing on the blocking pool; each URL is
+/// once, and reading and packing on the pool ([`crate::parallel`]); each URL is
 /// fetched at most once per run, so `add` of many skills from one
 /// repository (or `add` followed by its install) costs one fetch.
 /// Every skill of one (url, commit) shares one listing and one object
@@ -688,19 +688,19 @@ impl GitSource {
     }
 
     /// Runs git work that keeps a core busy (reading, packing) on the
-    /// runtime's blocking pool, which is sized for that.
+    /// pool ([`crate::parallel::on_pool`]).
     async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Cache) -> Result<T, SourceError> + Send + 'static,
     ) -> Result<T, SourceError> {
         let cache = self.cache.clone();
-        tokio::task::spawn_blocking(move || f(&cache)).await?
+        crate::parallel::on_pool(move || f(&cache)).await
     }
 
     /// Runs git work that may wait on the network (a fetch, or a look in
     /// the cache that fetches what it lacks) on a thread of its own, at
-    /// most [`GIT_CONCURRENCY`] at once: on the blocking pool it would
-    /// hold one of its few threads for a whole round trip.
+    /// most [`GIT_CONCURRENCY`] at once: on the pool it would hold one of
+    /// its few threads (one per core) for a whole round trip.
     async fn on_own_thread<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Cache) -> Result<T, SourceError> + Send + 'static,
@@ -717,9 +717,10 @@ impl GitSource {
                 )));
             })
             .map_err(SourceError::Thread)?;
-        // This thread waits on the fetch: a pool thread started now is
-        // there for the reading that follows it, rather than started then.
-        drop(tokio::task::spawn_blocking(|| {}));
+        // This thread waits on the fetch: the pool's threads started now
+        // are there for the reading that follows it, rather than started
+        // then.
+        crate::parallel::warm();
         match rx.await {
             Ok(Ok(done)) => done,
             // A panic there is a bug, re-raised here as the pool would.
