@@ -310,16 +310,20 @@ impl Writes {
         &'env self,
         scope: &'scope Scope<'scope, 'env>,
     ) -> Syncing<'scope, 'env> {
+        let (tx, rx) = std::sync::mpsc::channel();
         let thread = (!self.files.is_empty())
             .then(|| {
                 std::thread::Builder::new()
-                    .spawn_scoped(scope, || write_synced(&self.paired()))
+                    .spawn_scoped(scope, move || {
+                        let _ = tx.send(write_synced(&self.paired()));
+                    })
                     .ok()
             })
             .flatten();
         Syncing {
             writes: self,
             thread,
+            synced: rx,
         }
     }
 
@@ -334,7 +338,13 @@ impl Writes {
 /// [`Writes`] under way.
 struct Syncing<'scope, 'env> {
     writes: &'env Writes,
-    thread: Option<ScopedJoinHandle<'scope, std::result::Result<Synced, FsError>>>,
+    thread: Option<ScopedJoinHandle<'scope, ()>>,
+    /// What the thread sends as soon as the files are synced: the run
+    /// waits on this sync last, and waiting for the thread to end put its
+    /// exit (its stack, its arena, a wake-up once it is gone) in front of
+    /// the renames (a 10-skill git `add` 32.2 -> 31.0 ms and 34.0 -> 32.7
+    /// ms in two sets of 61 interleaved runs).
+    synced: std::sync::mpsc::Receiver<std::result::Result<Synced, FsError>>,
 }
 
 impl Syncing<'_, '_> {
@@ -344,10 +354,14 @@ impl Syncing<'_, '_> {
         if self.writes.files.is_empty() {
             return Ok(false);
         }
-        let synced = match self.thread.map(ScopedJoinHandle::join) {
-            Some(Ok(synced)) => synced,
-            Some(Err(panic)) => std::panic::resume_unwind(panic),
-            None => write_synced(&self.writes.paired()),
+        let synced = match (self.synced.recv(), self.thread) {
+            (Ok(synced), _) => synced,
+            // Nothing sent: the thread panicked (a bug, re-raised here).
+            (Err(_), Some(thread)) => match thread.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => write_synced(&self.writes.paired()),
+            },
+            (Err(_), None) => write_synced(&self.writes.paired()),
         };
         synced?.persist()?;
         Ok(self.writes.lock)
