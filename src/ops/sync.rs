@@ -20,7 +20,8 @@ use crate::source::Sources;
 use skillpm_core::name::SkillName;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::thread::{Scope, ScopedJoinHandle};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 /// `skillpm install`: make disk match the lock (resolving only what the
@@ -130,6 +131,16 @@ impl<'a> Run<'a> {
     ) -> Result<Summary> {
         let start = Instant::now();
         let project = self.project;
+        // A command that changes what is resolved writes the lock (and
+        // `add` the manifest): the thread that will write them starts now,
+        // while resolving, rather than once they are known, when its start
+        // (0.25 ms on two busy cores) held up the sync that ends the run
+        // (a 10-skill git `add` 36.3 -> 34.9 ms and 28.2 -> 27.7 ms in two
+        // sets of 61 interleaved runs).
+        let locked = self.opts.locked || self.opts.frozen;
+        let writer = (!locked && !matches!(refresh, Refresh::Nothing))
+            .then(Writer::start)
+            .flatten();
         let old_text = project.lock_text()?;
         let old = match &old_text {
             Some(t) => Lockfile::parse(t, &project.lock_path).map_err(ProjectError::from)?,
@@ -142,10 +153,10 @@ impl<'a> Run<'a> {
             reporter,
             &old,
             refresh,
-            (self.opts.locked || self.opts.frozen).then(|| self.opts.flag()),
+            locked.then(|| self.opts.flag()),
         ))?;
         let new = resolved.lock;
-        if self.opts.locked || self.opts.frozen {
+        if locked {
             if let Some(diff) = describe_difference(&old, &new) {
                 return Err(Error::LockedMismatch {
                     detail: diff,
@@ -162,59 +173,58 @@ impl<'a> Run<'a> {
         // manifest.
         crate::fs::sweep_pending(&project.dir);
         let writes = self.writes(&old_text, &new, manifest_text);
-        let (done, cache_failures) = std::thread::scope(|scope| {
-            // The lock and the manifest are known now: they are written
-            // and synced (a journal commit, mostly waiting on the disk)
-            // while the trees are planned, prepared and swapped, and
-            // renamed into place only once every tree is. A run that
-            // fails before then drops them unrenamed. Started before the
-            // staging threads, which held the sync's start up by 0.8 ms
-            // of a 10-skill `add` on two cores, where it then ended last.
-            let syncing = writes.start(scope);
-            let plans: Vec<Plan> =
-                install::plan_all(&project.targets(manifest)?, &new.skills, &self.cache, mode);
-            // The cache is held from here while this run fetches into it
-            // or reads from it, and the sources learn now what they will
-            // fetch: the first request is out while the rest is set up.
-            let needed = needed(&plans);
-            let cache_guard = match needed.as_slice() {
-                [] => None,
-                some => {
-                    let guard = self.cache.lock()?;
-                    install::announce(&self.sources, some, &resolved.packed);
-                    Some(guard)
-                }
-            };
-            // Before anything is staged: leftovers of an interrupted run
-            // sit where this run's staging directories and files will.
-            for p in &plans {
-                install::sweep_leftovers(&p.root);
+        // The lock and the manifest are known now: they are written
+        // and synced (a journal commit, mostly waiting on the disk)
+        // while the trees are planned, prepared and swapped, and
+        // renamed into place only once every tree is. A run that
+        // fails before then drops them unrenamed. Started before the
+        // staging threads, which held the sync's start up by 0.8 ms
+        // of a 10-skill `add` on two cores, where it then ended last,
+        // on a thread started before resolving when a write is sure.
+        let syncing = writes.start(writer);
+        let plans: Vec<Plan> =
+            install::plan_all(&project.targets(manifest)?, &new.skills, &self.cache, mode);
+        // The cache is held from here while this run fetches into it
+        // or reads from it, and the sources learn now what they will
+        // fetch: the first request is out while the rest is set up.
+        let needed = needed(&plans);
+        let cache_guard = match needed.as_slice() {
+            [] => None,
+            some => {
+                let guard = self.cache.lock()?;
+                install::announce(&self.sources, some, &resolved.packed);
+                Some(guard)
             }
-            let mut prepared = Prepared::default();
-            if let (Some(first), false) = (plans.first(), needed.is_empty()) {
-                let root = &first.root;
-                std::fs::create_dir_all(root).map_err(Error::io(root))?;
-                prepared = self.rt.block_on(install::prepare(
-                    &self.cache,
-                    &self.sources,
-                    root,
-                    &needed,
-                    &resolved.packed,
-                    reporter,
-                ))?;
-            }
-            let Prepared { trees, not_cached } = prepared;
-            let ready = Ready {
-                plans,
-                staged: trees,
-                mode,
-                old: &old,
-                new: &new,
-            };
-            let done = self.commit(ready, reporter, syncing);
-            drop(cache_guard);
-            Ok::<_, Error>((done, not_cached))
-        })?;
+        };
+        // Before anything is staged: leftovers of an interrupted run
+        // sit where this run's staging directories and files will.
+        for p in &plans {
+            install::sweep_leftovers(&p.root);
+        }
+        let mut prepared = Prepared::default();
+        if let (Some(first), false) = (plans.first(), needed.is_empty()) {
+            let root = &first.root;
+            std::fs::create_dir_all(root).map_err(Error::io(root))?;
+            prepared = self.rt.block_on(install::prepare(
+                &self.cache,
+                &self.sources,
+                root,
+                &needed,
+                &resolved.packed,
+                reporter,
+            ))?;
+        }
+        let Prepared { trees, not_cached } = prepared;
+        let ready = Ready {
+            plans,
+            staged: trees,
+            mode,
+            old: &old,
+            new: &new,
+        };
+        let done = self.commit(ready, reporter, syncing);
+        drop(cache_guard);
+        let cache_failures = not_cached;
         let mut warnings: Vec<String> = cache_failures.iter().map(|e| e.to_string()).collect();
         warnings.sort();
         for e in warnings {
@@ -259,7 +269,7 @@ impl<'a> Run<'a> {
         &self,
         ready: Ready<'_>,
         reporter: &dyn Reporter,
-        syncing: Syncing<'_, '_>,
+        syncing: Syncing<'_>,
     ) -> Result<Summary> {
         let Ready {
             mut plans,
@@ -304,64 +314,105 @@ struct Writes {
 }
 
 impl Writes {
-    /// Writes and syncs the files on a thread of `scope` (here, at the
-    /// end, if no thread can start).
-    fn start<'scope, 'env>(
-        &'env self,
-        scope: &'scope Scope<'scope, 'env>,
-    ) -> Syncing<'scope, 'env> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = (!self.files.is_empty())
-            .then(|| {
-                std::thread::Builder::new()
-                    .spawn_scoped(scope, move || {
-                        let _ = tx.send(write_synced(&self.paired()));
-                    })
-                    .ok()
-            })
-            .flatten();
+    /// Writes and syncs the files on `writer`, or on a thread started
+    /// now (here, at the end, if none can start).
+    fn start(&self, writer: Option<Writer>) -> Syncing<'_> {
+        let writer = match self.files.is_empty() {
+            true => None,
+            false => writer.or_else(Writer::start),
+        };
+        let writer = writer.and_then(|w| w.files.send(self.files.clone()).is_ok().then_some(w));
         Syncing {
             writes: self,
-            thread,
-            synced: rx,
+            writer,
         }
-    }
-
-    fn paired(&self) -> Vec<(&Path, &str)> {
-        self.files
-            .iter()
-            .map(|(p, t)| (p.as_path(), t.as_str()))
-            .collect()
     }
 }
 
-/// [`Writes`] under way.
-struct Syncing<'scope, 'env> {
-    writes: &'env Writes,
-    thread: Option<ScopedJoinHandle<'scope, ()>>,
+fn paired(files: &[(PathBuf, String)]) -> Vec<(&Path, &str)> {
+    files
+        .iter()
+        .map(|(p, t)| (p.as_path(), t.as_str()))
+        .collect()
+}
+
+/// A thread that writes and syncs the files it is handed ([`Writes`]),
+/// started before they are known. Dropped without files, it ends.
+struct Writer {
+    files: Sender<Vec<(PathBuf, String)>>,
     /// What the thread sends as soon as the files are synced: the run
     /// waits on this sync last, and waiting for the thread to end put its
     /// exit (its stack, its arena, a wake-up once it is gone) in front of
     /// the renames (a 10-skill git `add` 32.2 -> 31.0 ms and 34.0 -> 32.7
     /// ms in two sets of 61 interleaved runs).
-    synced: std::sync::mpsc::Receiver<std::result::Result<Synced, FsError>>,
+    synced: Receiver<std::result::Result<Synced, FsError>>,
+    thread: Option<JoinHandle<()>>,
 }
 
-impl Syncing<'_, '_> {
+impl Writer {
+    fn start() -> Option<Writer> {
+        let (files, to_write) = channel::<Vec<(PathBuf, String)>>();
+        let (done, synced) = channel();
+        let thread = std::thread::Builder::new()
+            .spawn(move || {
+                if let Ok(files) = to_write.recv() {
+                    let _ = done.send(write_synced(&paired(&files)));
+                }
+            })
+            .ok()?;
+        Some(Writer {
+            files,
+            synced,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Writer {
+    /// A run that fails before the renames waits for the thread, so the
+    /// files it wrote are deleted (they go with what it sends, unread)
+    /// before the run ends.
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            let (files, _) = channel();
+            drop(std::mem::replace(&mut self.files, files));
+            let _ = thread.join();
+        }
+    }
+}
+
+/// [`Writes`] under way.
+struct Syncing<'a> {
+    writes: &'a Writes,
+    writer: Option<Writer>,
+}
+
+impl Syncing<'_> {
     /// Renames the synced files into place; returns whether the lock was
     /// among them.
-    fn finish(self) -> Result<bool> {
+    fn finish(mut self) -> Result<bool> {
         if self.writes.files.is_empty() {
             return Ok(false);
         }
-        let synced = match (self.synced.recv(), self.thread) {
-            (Ok(synced), _) => synced,
-            // Nothing sent: the thread panicked (a bug, re-raised here).
-            (Err(_), Some(thread)) => match thread.join() {
-                Err(panic) => std::panic::resume_unwind(panic),
-                Ok(()) => write_synced(&self.writes.paired()),
+        let synced = match self.writer.as_mut().map(|w| w.synced.recv()) {
+            // Left to end on its own: all it has left is its exit.
+            Some(Ok(synced)) => {
+                if let Some(w) = self.writer.as_mut() {
+                    drop(w.thread.take());
+                }
+                synced
+            }
+            // Nothing sent: the thread panicked (a bug, re-raised here),
+            // or none could start.
+            _ => match self
+                .writer
+                .as_mut()
+                .and_then(|w| w.thread.take())
+                .map(JoinHandle::join)
+            {
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                _ => write_synced(&paired(&self.writes.files)),
             },
-            (Err(_), None) => write_synced(&self.writes.paired()),
         };
         synced?.persist()?;
         Ok(self.writes.lock)
