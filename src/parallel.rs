@@ -2,8 +2,9 @@
 //! chunks, or item by item), results in input order; and single jobs
 //! handed to the same threads from async code ([`on_pool`]).
 //!
-//! Every share runs on rayon's pool, one thread per core, started once
-//! per process ([`warm`] starts it while a command waits on the network).
+//! Every share runs on one rayon pool per process, a thread per core (at
+//! most eight), started once ([`warm`] starts it while a command waits on
+//! the network).
 //! A thread of its own for each share of each call started ten threads
 //! for a 10-skill `add`: each a clone, a stack, a fresh malloc arena to
 //! fault in, and on two cores a wait for a core right when the work is.
@@ -49,10 +50,12 @@ pub(crate) fn each<T: Sync, R: Send>(
     min_parallel: usize,
     work: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    if items.len() < min_parallel.max(2) || cores() <= 1 {
-        return items.iter().map(work).collect();
+    match pool() {
+        Some(pool) if items.len() >= min_parallel.max(2) && cores() > 1 => {
+            pool.install(|| items.par_iter().with_max_len(1).map(&work).collect())
+        }
+        _ => items.iter().map(work).collect(),
     }
-    items.par_iter().with_max_len(1).map(&work).collect()
 }
 
 /// Runs `job` on the pool and waits for it without holding a thread:
@@ -61,9 +64,13 @@ pub(crate) fn each<T: Sync, R: Send>(
 /// `job` is a bug and is re-raised here.
 pub(crate) async fn on_pool<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    rayon::spawn(move || {
+    let run = move || {
         let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)));
-    });
+    };
+    match pool() {
+        Some(pool) => pool.spawn(run),
+        None => run(),
+    }
     match rx.await {
         Ok(Ok(done)) => done,
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
@@ -75,7 +82,24 @@ pub(crate) async fn on_pool<T: Send + 'static>(job: impl FnOnce() -> T + Send + 
 /// Starts the pool's threads now, for a command about to wait on the
 /// network with work for them after: they start while it waits.
 pub(crate) fn warm() {
-    rayon::spawn(|| {});
+    let _ = pool();
+}
+
+/// The pool: a thread per core, at most eight, as for the threads it
+/// replaced (each costs its creation, its stack's pages and its exit, and
+/// staging many trees at once queues on the directory's lock and the
+/// journal), started on first use. `None` when its threads cannot start:
+/// the work then runs on the caller.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores().min(8))
+            .thread_name(|i| format!("skillpm-pool-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
 }
 
 /// The cores this process may use, asked once: the standard library
@@ -88,7 +112,7 @@ pub(crate) fn cores() -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{chunked, cores, each, on_pool};
+    use super::{chunked, cores, each, on_pool, pool};
 
     #[test]
     fn keeps_input_order_whether_split_or_not() {
@@ -134,7 +158,9 @@ mod tests {
         };
         let (a, b) = (ids(), ids());
         let all: std::collections::HashSet<_> = a.iter().chain(&b).collect();
-        assert!(all.len() <= rayon::current_num_threads(), "{all:?}");
+        let threads = pool().map_or(1, |p| p.current_num_threads());
+        assert!(threads <= 8);
+        assert!(all.len() <= threads, "{all:?}");
         assert!(!all.contains(&std::thread::current().id()));
     }
 
