@@ -134,9 +134,7 @@ impl<'a> Run<'a> {
         // A command that changes what is resolved writes the lock (and
         // `add` the manifest): the thread that will write them starts now,
         // while resolving, rather than once they are known, when its start
-        // (0.25 ms on two busy cores) held up the sync that ends the run
-        // (a 10-skill git `add` 36.3 -> 34.9 ms and 28.2 -> 27.7 ms in two
-        // sets of 61 interleaved runs).
+        // (0.25 ms on two busy cores) held up the sync that ends the run.
         let locked = self.opts.locked || self.opts.frozen;
         let writer = (!locked && !matches!(refresh, Refresh::Nothing))
             .then(Writer::start)
@@ -343,8 +341,9 @@ struct Writer {
     /// What the thread sends as soon as the files are synced: the run
     /// waits on this sync last, and waiting for the thread to end put its
     /// exit (its stack, its arena, a wake-up once it is gone) in front of
-    /// the renames (a 10-skill git `add` 32.2 -> 31.0 ms and 34.0 -> 32.7
-    /// ms in two sets of 61 interleaved runs).
+    /// the renames. With the early start above, part of a 10-skill git
+    /// `add` that measured 0.484x / 0.486x of skillcask against 0.528x /
+    /// 0.532x for the build before (README, Benchmarks).
     synced: Receiver<std::result::Result<Synced, FsError>>,
     thread: Option<JoinHandle<()>>,
 }

@@ -617,8 +617,8 @@ fn found(dir: Option<String>, doc: Option<&SkillDoc>) -> FoundSkill {
 
 /// Git dependencies, fetched through one bare clone per URL in the cache.
 /// Fetches run on threads of their own, at most [`GIT_CONCURRENCY`] at
-/// once, and reading and packing on the pool ([`crate::parallel`]); each URL is
-/// fetched at most once per run, so `add` of many skills from one
+/// once, and reading and packing on the pool ([`crate::parallel`]); each
+/// URL is fetched at most once per run, so `add` of many skills from one
 /// repository (or `add` followed by its install) costs one fetch.
 /// Every skill of one (url, commit) shares one listing and one object
 /// reader ([`export::Shared`]), each ref is resolved once, and each
@@ -700,7 +700,8 @@ impl GitSource {
     /// Runs git work that may wait on the network (a fetch, or a look in
     /// the cache that fetches what it lacks) on a thread of its own, at
     /// most [`GIT_CONCURRENCY`] at once: on the pool it would hold one of
-    /// its few threads (one per core) for a whole round trip.
+    /// its few threads (one per core, at most eight) for a whole round
+    /// trip.
     async fn on_own_thread<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Cache) -> Result<T, SourceError> + Send + 'static,

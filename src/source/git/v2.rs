@@ -61,11 +61,11 @@ impl Answer {
 
     /// Reads the rest of an answer whose last packet has been read (its
     /// end, a few bytes, is usually in already), so its connection is
-    /// idle when the next request goes out. One that is not yet is not
-    /// reused: the client starts a second connection beside it, a TLS
-    /// handshake on both ends while the server prepares the pack. An
-    /// answer that goes on past its flush is left to be dropped, and
-    /// its connection with it.
+    /// idle when the next request goes out. A connection still in the
+    /// middle of an answer is not reused: the client opens a second one
+    /// beside it, a TLS handshake on both ends while the server prepares
+    /// the pack. An answer that goes on past its flush (more than 64 KiB)
+    /// is dropped, and its connection with it.
     fn finish(self) {
         const ENOUGH: u64 = 64 * 1024;
         let _ = std::io::copy(&mut self.take(ENOUGH), &mut std::io::sink());
