@@ -872,3 +872,43 @@ fn without_git_a_server_before_v2_says_git_is_needed() {
     let err = add_fails(&f, &format!("git+{url}"));
     assert!(err.contains(&url) && err.contains("needs `git`"), "{err}");
 }
+
+/// A server that stops answering in the middle of `git`'s fetch (the
+/// fallback for a server before v2) costs the client's timeout, not the
+/// rest of time: git is told to give up on a transfer that stalls.
+#[test]
+fn a_fetch_through_git_that_stalls_gives_up_after_the_timeout() {
+    let server = GitHttps::start();
+    let (mut f, log) = trusting(&server);
+    multi_repo(&f, &server);
+    server.speak_only_v0();
+    server.stall_v0_fetches();
+    f.extra_env
+        .push(("SKILLPM_HTTP_TIMEOUT".into(), "1".into()));
+    f.ok(&["init"]);
+    let mut child = f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .args(["add", "--all", &format!("git+{}", server.url("multi"))])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the fetch through git still waits on the stalled server after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success(), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("multi.git"), "{err}");
+    assert_eq!(git_calls(&log, "fetch"), 1);
+    assert!(!f.project.join("skills.lock").exists());
+}

@@ -178,8 +178,15 @@ fn git_fetch(repo: &Path, url: &GitUrl) -> Result<(), SourceError> {
     // Keep what arrives as one pack (not a loose file per object), and
     // skip FETCH_HEAD and background maintenance: nothing here reads them,
     // and each costs files or a process. (Settings a git too old to know
-    // them ignores.)
+    // them ignores.) An https server that stops sending is given up on
+    // once it has sent nothing for the in-process client's timeout
+    // (`SKILLPM_HTTP_TIMEOUT`, whole seconds here), where git would wait
+    // without end.
+    let stalled = crate::source::http::timeout().as_secs_f64().ceil().max(1.0) as u64;
     c.args(["-c", "fetch.unpackLimit=1"])
+        .args(["-c", "http.lowSpeedLimit=1"])
+        .arg("-c")
+        .arg(format!("http.lowSpeedTime={stalled}"))
         .args(["-c", "fetch.writeFetchHEAD=false"])
         .args(["-c", "maintenance.auto=false"])
         .args(["-c", "gc.auto=0"])

@@ -48,6 +48,7 @@ pub struct GitHttps {
     dir: tempfile::TempDir,
     seen: Arc<Mutex<Vec<Seen>>>,
     v0_only: Arc<AtomicBool>,
+    stall: Arc<AtomicBool>,
     moved: Moved,
 }
 
@@ -67,12 +68,14 @@ impl GitHttps {
         let addr = listener.local_addr().expect("local addr");
         let seen = Arc::new(Mutex::new(Vec::new()));
         let v0_only = Arc::new(AtomicBool::new(false));
+        let stall = Arc::new(AtomicBool::new(false));
         let moved = Moved::default();
         let backend = Arc::new(Backend {
             root: dir.path().join("repos"),
             home: dir.path().join("home"),
             seen: seen.clone(),
             v0_only: v0_only.clone(),
+            stall: stall.clone(),
             moved: moved.clone(),
             addr,
         });
@@ -85,6 +88,7 @@ impl GitHttps {
             dir,
             seen,
             v0_only,
+            stall,
             moved,
         }
     }
@@ -102,6 +106,14 @@ impl GitHttps {
     /// hears that a client asked for protocol v2.
     pub fn speak_only_v0(&self) {
         self.v0_only.store(true, Ordering::SeqCst);
+    }
+
+    /// From now on, never answers a protocol v0 fetch (a `git-upload-pack`
+    /// request that is not a v2 command): what a client meets when a
+    /// server or a proxy hangs mid-fetch. The advertisement and v2
+    /// commands are answered as before.
+    pub fn stall_v0_fetches(&self) {
+        self.stall.store(true, Ordering::SeqCst);
     }
 
     /// Serves the repository at `repo` (a work tree with `.git`, or a bare
@@ -173,6 +185,7 @@ struct Backend {
     home: PathBuf,
     seen: Arc<Mutex<Vec<Seen>>>,
     v0_only: Arc<AtomicBool>,
+    stall: Arc<AtomicBool>,
     moved: Moved,
     addr: SocketAddr,
 }
@@ -222,6 +235,10 @@ impl Backend {
         let response = match body.collect().await {
             Ok(body) => {
                 let body = body.to_bytes();
+                if self.stalls(&seen, &body) {
+                    self.seen.lock().expect("log").push(seen);
+                    return std::future::pending().await;
+                }
                 let env = [
                     ("REQUEST_METHOD", seen.method.clone()),
                     ("PATH_INFO", seen.path.clone()),
@@ -239,6 +256,12 @@ impl Backend {
         seen.status = response.status().as_u16();
         self.seen.lock().expect("log").push(seen);
         response
+    }
+
+    /// Whether `stall_v0_fetches` holds this request forever.
+    fn stalls(&self, seen: &Seen, body: &[u8]) -> bool {
+        let v2 = body.windows(8).any(|w| w == b"command=");
+        self.stall.load(Ordering::SeqCst) && seen.path.ends_with("/git-upload-pack") && !v2
     }
 
     /// The protocol the backend is told the client asked for.
