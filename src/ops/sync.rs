@@ -316,13 +316,13 @@ impl Writes {
     /// now (here, at the end, if none can start).
     fn start(&self, writer: Option<Writer>) -> Syncing<'_> {
         let writer = match self.files.is_empty() {
+            // Nothing to write: the thread ends on its own.
             true => None,
             false => writer.or_else(Writer::start),
         };
-        let writer = writer.and_then(|w| w.files.send(self.files.clone()).is_ok().then_some(w));
         Syncing {
             writes: self,
-            writer,
+            writer: writer.and_then(|w| w.hand(self.files.clone())),
         }
     }
 }
@@ -335,7 +335,8 @@ fn paired(files: &[(PathBuf, String)]) -> Vec<(&Path, &str)> {
 }
 
 /// A thread that writes and syncs the files it is handed ([`Writes`]),
-/// started before they are known. Dropped without files, it ends.
+/// started before they are known. Dropped without files, it ends on its
+/// own.
 struct Writer {
     files: Sender<Vec<(PathBuf, String)>>,
     /// What the thread sends as soon as the files are synced: the run
@@ -345,10 +346,11 @@ struct Writer {
     /// `add` that measured 0.484x / 0.486x of skillcask against 0.528x /
     /// 0.532x for the build before (README, Benchmarks).
     synced: Receiver<std::result::Result<Synced, FsError>>,
-    thread: Option<JoinHandle<()>>,
+    thread: JoinHandle<()>,
 }
 
 impl Writer {
+    /// Starts the thread, waiting for files.
     fn start() -> Option<Writer> {
         let (files, to_write) = channel::<Vec<(PathBuf, String)>>();
         let (done, synced) = channel();
@@ -362,20 +364,43 @@ impl Writer {
         Some(Writer {
             files,
             synced,
-            thread: Some(thread),
+            thread,
         })
+    }
+
+    /// Hands the thread its files; `None` if it is gone (they are then
+    /// written at the end, on the caller).
+    fn hand(self, files: Vec<(PathBuf, String)>) -> Option<Handed> {
+        self.files.send(files).ok()?;
+        Some(Handed(Some(self)))
     }
 }
 
-impl Drop for Writer {
-    /// A run that fails before the renames waits for the thread, so the
-    /// files it wrote are deleted (they go with what it sends, unread)
-    /// before the run ends.
+/// A [`Writer`] that has its files. Dropped unwaited (a run that fails
+/// before the renames), it is joined, so the files it wrote are deleted
+/// (they go with what it sends, unread) before the run ends.
+struct Handed(Option<Writer>);
+
+impl Handed {
+    /// The synced files, once the thread has synced them; the thread is
+    /// left to end on its own, all it has left being its exit. `None`
+    /// when it sent nothing (a panic there is a bug, re-raised here).
+    fn wait(mut self) -> Option<std::result::Result<Synced, FsError>> {
+        let writer = self.0.take()?;
+        match writer.synced.recv() {
+            Ok(synced) => Some(synced),
+            Err(_) => match writer.thread.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => None,
+            },
+        }
+    }
+}
+
+impl Drop for Handed {
     fn drop(&mut self) {
-        if let Some(thread) = self.thread.take() {
-            let (files, _) = channel();
-            drop(std::mem::replace(&mut self.files, files));
-            let _ = thread.join();
+        if let Some(writer) = self.0.take() {
+            let _ = writer.thread.join();
         }
     }
 }
@@ -383,7 +408,7 @@ impl Drop for Writer {
 /// [`Writes`] under way.
 struct Syncing<'a> {
     writes: &'a Writes,
-    writer: Option<Writer>,
+    writer: Option<Handed>,
 }
 
 impl Syncing<'_> {
@@ -393,25 +418,10 @@ impl Syncing<'_> {
         if self.writes.files.is_empty() {
             return Ok(false);
         }
-        let synced = match self.writer.as_mut().map(|w| w.synced.recv()) {
-            // Left to end on its own: all it has left is its exit.
-            Some(Ok(synced)) => {
-                if let Some(w) = self.writer.as_mut() {
-                    drop(w.thread.take());
-                }
-                synced
-            }
-            // Nothing sent: the thread panicked (a bug, re-raised here),
-            // or none could start.
-            _ => match self
-                .writer
-                .as_mut()
-                .and_then(|w| w.thread.take())
-                .map(JoinHandle::join)
-            {
-                Some(Err(panic)) => std::panic::resume_unwind(panic),
-                _ => write_synced(&paired(&self.writes.files)),
-            },
+        let synced = match self.writer.take().and_then(Handed::wait) {
+            Some(synced) => synced,
+            // No thread could start.
+            None => write_synced(&paired(&self.writes.files)),
         };
         synced?.persist()?;
         Ok(self.writes.lock)
