@@ -95,6 +95,10 @@ impl Places {
 /// the server's certificate first.
 const READ_AT_ONCE: u64 = 16 * 1024;
 
+/// Why no server can be trusted: said when the client is built, or by the
+/// handshake when a large bundle read beside it turns out to hold none.
+const NO_AUTHORITIES: &str = "no CA certificates were found (set SSL_CERT_FILE or SSL_CERT_DIR)";
+
 /// A verifier over the bundle file first and, on its refusal, over the
 /// file and the directories together (built once, on that first need).
 #[derive(Debug)]
@@ -128,9 +132,7 @@ impl SystemRoots {
             return Ok(roots);
         }
         if roots.over_the_file().is_none() {
-            roots.all().map_err(|_| {
-                "no CA certificates were found (set SSL_CERT_FILE or SSL_CERT_DIR)".to_string()
-            })?;
+            roots.all().map_err(|_| NO_AUTHORITIES.to_string())?;
         }
         Ok(roots)
     }
@@ -155,6 +157,9 @@ impl SystemRoots {
     ) -> Result<Arc<WebPkiServerVerifier>, rustls::Error> {
         let mut store = rustls::RootCertStore::empty();
         store.add_parsable_certificates(certs);
+        if store.is_empty() {
+            return Err(rustls::Error::General(NO_AUTHORITIES.into()));
+        }
         WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
             .build()
             .map_err(|e| rustls::Error::General(e.to_string()))
@@ -294,6 +299,24 @@ mod tests {
         assert!(refused.to_string().contains("UnknownIssuer"), "{refused}");
         // The file's own authority still counts once the directory is in.
         verify(&roots, &in_file.leaf).unwrap();
+    }
+
+    /// A large bundle that holds no authority (and no directory to fall
+    /// back on) fails the handshake with the same advice as one found
+    /// empty when the client is built.
+    #[test]
+    fn a_large_bundle_without_authorities_says_where_to_look() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("bundle.pem");
+        std::fs::write(&file, "# not a certificate\n".repeat(2_000)).unwrap();
+        let places = Places {
+            file: Some(file),
+            dirs: Vec::new(),
+        };
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let roots = SystemRoots::new(places, provider).unwrap();
+        let refused = verify(&roots, &issued().leaf).unwrap_err().to_string();
+        assert!(refused.contains(NO_AUTHORITIES), "{refused}");
     }
 
     #[test]
