@@ -37,7 +37,9 @@ SKILLS = [f"bench-{i:04d}" for i in range(11)]
 
 
 def executed(profile, binary):
-    """Names of the functions callgrind saw run in `binary`'s object."""
+    """Names of the functions callgrind saw run in `binary`'s object (or
+    in one it could not name, "???"; the caller keeps only the names the
+    binary defines)."""
     names, objects, functions, current = set(), {}, {}, None
     for line in open(profile, errors="replace"):
         m = re.match(r"(c?ob|c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
