@@ -2,10 +2,10 @@
 //! release `skillpm` binary. The linker otherwise scatters them over its
 //! 13 MB of code: a 10-skill `add` faulted in about 120 separate 64 KB
 //! stretches of it and left 12.7 MB mapped for the exit to unmap. With
-//! the list (`build/hot-functions.txt`, about 2 000 functions, written by
+//! the list (`build/hot-functions.txt`, about 2 300 functions, written by
 //! `scripts/hot-functions.py` from runs of the common commands) the same
-//! run takes 100 fewer page faults, maps 8.3 MB and spends 0.6 ms less
-//! CPU (README, Benchmarks).
+//! run takes about 100 fewer page faults, leaves 9 MB mapped and spends
+//! 0.7 ms less CPU (README, Benchmarks).
 //!
 //! The list names functions by their mangled symbols, which change with
 //! the compiler and the dependencies; names the build no longer has are
