@@ -25,8 +25,10 @@ fn main() {
         return;
     };
     let list = Path::new(&dir).join(LIST);
-    if list.is_file() && links_with_lld() {
-        let list = list.display();
+    // `-Wl,` splits its argument at commas: a path with one would hand
+    // the linker pieces of it.
+    let list = list.to_string_lossy();
+    if !list.contains(',') && Path::new(&*list).is_file() && links_with_lld() {
         println!("cargo:rustc-link-arg-bin=skillpm=-Wl,--symbol-ordering-file={list}");
         println!("cargo:rustc-link-arg-bin=skillpm=-Wl,--no-warn-symbol-ordering");
     }

@@ -57,6 +57,11 @@ def executed(profile, binary):
     return names
 
 
+def gone(*paths):
+    for p in paths:
+        shutil.rmtree(p, ignore_errors=True)
+
+
 def main():
     peers.ensure_tools()
     if not shutil.which("valgrind"):
@@ -84,7 +89,6 @@ def main():
         git_p, reg_p = os.path.join(tmp, "git-project"), os.path.join(tmp, "reg-project")
         cache = env["XDG_CACHE_HOME"]
         registry_manifest = "[skills]\n" + "".join(f'{s} = "^1"\n' for s in SKILLS[:10])
-        gone = lambda *paths: [shutil.rmtree(p, ignore_errors=True) for p in paths]  # noqa: E731
         runs = [
             (git_p, lambda: peers.write(os.path.join(git_p, "skills.toml"), "[skills]\n"),
              ["add", "--all", f"git+{repo}"]),
