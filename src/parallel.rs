@@ -3,8 +3,11 @@
 //! handed to the same threads from async code ([`on_pool`]).
 //!
 //! Every share runs on one rayon pool per process, a thread per core (at
-//! most eight), started once ([`warm`] starts it while a command waits on
-//! the network).
+//! most eight), started on first use. Not before: started while a
+//! command waited on the network, its threads took a core from the TLS
+//! handshake and the server's own processes on two cores, and a 10-skill
+//! `add` ended 0.6 ms later for it (its `ls-refs` answer came 0.45 ms
+//! later), a 100-skill one 1 ms later.
 //! A thread of its own for each share of each call started ten threads
 //! for a 10-skill `add`: each a clone, a stack, a fresh malloc arena to
 //! fault in, and on two cores a wait for a core right when the work is.
@@ -77,12 +80,6 @@ pub(crate) async fn on_pool<T: Send + 'static>(job: impl FnOnce() -> T + Send + 
         // The job above always sends, even when it panics.
         Err(_) => std::panic::resume_unwind(Box::new("a pool job ended without an answer")),
     }
-}
-
-/// Starts the pool's threads now, for a command about to wait on the
-/// network with work for them after: they start while it waits.
-pub(crate) fn warm() {
-    let _ = pool();
 }
 
 /// The pool: a thread per core, at most eight, as for the threads it

@@ -725,10 +725,6 @@ impl GitSource {
                 )));
             })
             .map_err(SourceError::Thread)?;
-        // This thread waits on the fetch: the pool's threads started now
-        // are there for the reading that follows it, rather than started
-        // then.
-        crate::parallel::warm();
         match rx.await {
             Ok(Ok(done)) => done,
             // A panic there is a bug, re-raised here as the pool would.

@@ -148,9 +148,6 @@ pub(super) fn expect(url: &GitUrl, clone: Option<PathBuf>) {
     // on two cores), rather than by it once it has: it takes the client
     // from here. This thread only sets the project up until the refs come.
     let _ = client();
-    // Reading and packing what comes back runs on the pool: its threads
-    // start while the server answers.
-    crate::parallel::warm();
 }
 
 /// What [`expect`] asked for: the `ls-refs` answer and when it came, and
