@@ -6,7 +6,7 @@
 //! most eight), started on first use. Not before: started while a
 //! command waited on the network, its threads took a core from the TLS
 //! handshake and the server's own processes on two cores, and a 10-skill
-//! `add` ended 0.6 ms later for it (its `ls-refs` answer came 0.45 ms
+//! `add` ended 0.4-0.6 ms later for it (its `ls-refs` answer came 0.45 ms
 //! later), a 100-skill one 1 ms later.
 //! A thread of its own for each share of each call started ten threads
 //! for a 10-skill `add`: each a clone, a stack, a fresh malloc arena to
