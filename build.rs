@@ -35,13 +35,19 @@ fn main() {
 }
 
 /// A release build for x86_64 Linux (GNU) by rustc 1.90 or newer, with
-/// no linker set for it: rustc's own LLD links it.
+/// no linker set for it: rustc's own LLD links it. Any flag that names a
+/// linker or its flavour (`-Clinker=`, `-Clinker-flavor`,
+/// `-Clink-self-contained`, `-fuse-ld=`) may swap in a GNU linker, which
+/// would fail on the option, so any of them leaves the list out.
 fn links_with_lld() -> bool {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let flags = var("CARGO_ENCODED_RUSTFLAGS");
     if var("PROFILE") != "release"
         || var("TARGET") != "x86_64-unknown-linux-gnu"
         || std::env::var_os("RUSTC_LINKER").is_some()
-        || var("CARGO_ENCODED_RUSTFLAGS").contains("fuse-ld")
+        || ["linker", "link-self-contained", "fuse-ld"]
+            .iter()
+            .any(|f| flags.contains(f))
     {
         return false;
     }

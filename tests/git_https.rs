@@ -886,27 +886,20 @@ fn a_fetch_through_git_that_stalls_gives_up_after_the_timeout() {
     f.extra_env
         .push(("SKILLPM_HTTP_TIMEOUT".into(), "1".into()));
     f.ok(&["init"]);
-    let mut child = f
+    let child = f
         .command(env!("CARGO_BIN_EXE_skillpm"))
         .args(["add", "--all", &format!("git+{}", server.url("multi"))])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the fetch through git still waits on the stalled server after 60 s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert!(!status.success(), "{err}");
+    let out = common::output_within(
+        child,
+        std::time::Duration::from_secs(60),
+        "the fetch through git from the stalled server",
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("multi.git"), "{err}");
     assert_eq!(git_calls(&log, "fetch"), 1);

@@ -2,10 +2,10 @@
 //! `status`) never loops through symlinks or blocks on a special file.
 
 mod common;
-use common::{stderr, Fixture};
+use common::{output_within, stderr, Fixture};
 use std::os::unix::fs::symlink;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs skillpm with stdin held open (a pipe nobody writes), so a read of
 /// `/dev/stdin` would block; fails the test if it has not ended in 20 s.
@@ -19,17 +19,7 @@ fn run_with_open_stdin(f: &Fixture, args: &[&str]) -> std::process::Output {
         .spawn()
         .unwrap();
     let _stdin = child.stdin.take();
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("skillpm {args:?} did not finish");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    output_within(child, Duration::from_secs(20), &format!("skillpm {args:?}"))
 }
 
 #[test]

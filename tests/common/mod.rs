@@ -149,6 +149,27 @@ impl Fixture {
     }
 }
 
+/// The output of `child` (its stdout and stderr piped), once it ends;
+/// kills it and fails the test if it has not ended within `limit`: a
+/// command that hangs fails its test instead of holding the whole suite.
+pub fn output_within(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> Output {
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what} still runs after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
