@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod fingerprint;
+pub mod write_dir;
 
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};

@@ -88,6 +88,35 @@ fn never_writes_through_a_committed_symlink() {
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
 }
 
+/// Hardening issue, point 16: a target inside `.git`, in any case (on a
+/// case-insensitive file system `.GIT` is the repository), is refused: a
+/// skill named `hooks` would otherwise become `.git/hooks` and its
+/// `pre-commit` would run on the next commit.
+#[test]
+fn install_targets_inside_git_are_refused_in_any_case() {
+    for target in ["./.git", "./.git/x", "./.GIT", "sub/.Git/hooks"] {
+        let f = project();
+        std::fs::create_dir_all(f.project.join(".git")).unwrap();
+        f.write(
+            &f.project,
+            "skills.toml",
+            format!("[skills]\n[install]\ntargets = [{target:?}]\n"),
+        );
+        let out = f.skillpm(&["add", "./vendor/alpha"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{target}: {err}");
+        assert!(
+            err.contains("install target") && err.contains("inside a git repository"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            std::fs::read_dir(f.project.join(".git")).unwrap().count(),
+            0
+        );
+    }
+}
+
 #[test]
 fn process_lock_does_not_clutter_the_project() {
     let f = project();

@@ -183,6 +183,38 @@ fn edited_skills_and_unknown_sources_are_reported_not_carried() {
     );
 }
 
+/// Hardening issue, point 1: a project that commits `.claude ->
+/// ../home/.claude` makes `.claude/skills/alpha` the user's own skill. Its
+/// tree hashes as the lock says (a public skill's hash is public), yet it
+/// is somebody else's directory: it is neither moved aside nor deleted,
+/// and the skill is reported as not taken over.
+#[test]
+fn a_root_reached_through_a_committed_symlink_is_never_taken_over() {
+    let f = Fixture::new();
+    let (base, src) = mirror(&f);
+    f.write(&f.project, "skills-lock.json", fixture_lock());
+    for name in ["alpha", "beta"] {
+        copy_dir(
+            &src.join("skills").join(name),
+            &f.project.join(".agents/skills").join(name),
+        );
+    }
+    let victim = f.home.join(".claude/skills/alpha");
+    copy_dir(&src.join("skills/alpha"), &victim);
+    let before = common::tree::snapshot(&victim, &|_| false);
+    assert!(!before.is_empty());
+    std::os::unix::fs::symlink("../home/.claude", f.project.join(".claude")).unwrap();
+    let err = import(&f, &base);
+    assert!(
+        err.contains("not carried over: alpha: .claude/skills/alpha is not taken over:")
+            && err.contains("is a symlink"),
+        "{err}"
+    );
+    assert_eq!(common::tree::snapshot(&victim, &|_| false), before, "{err}");
+    let left = common::tree::entries(&f.home.join(".claude/skills")).unwrap();
+    assert_eq!(left, ["alpha"], "nothing staged beside the user's skill");
+}
+
 #[test]
 fn a_broken_lock_is_one_clear_error_and_changes_nothing() {
     let f = Fixture::new();

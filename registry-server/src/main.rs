@@ -217,6 +217,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
             max_compressed: args.max_upload,
             max_unpacked: args.max_unpacked,
             max_entries: args.max_entries,
+            names: skillpm_core::platform::Platform::Windows,
             ..Limits::default()
         },
         max_upload: args.max_upload,

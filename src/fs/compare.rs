@@ -74,7 +74,7 @@ fn entries(root: &Path) -> BTreeMap<String, Entry> {
                     child,
                     Entry::File {
                         hash,
-                        exec: skillpm_core::archive::is_executable(&meta),
+                        exec: skillpm_core::archive::is_executable(&e.path(), &meta),
                     },
                 );
             } else {

@@ -6,6 +6,7 @@ use super::plan::{is_link_to, is_symlink, link_target, LinkMode};
 use super::prepare::Staged;
 use super::{InstallError, Marker, MARKER, STAGING_PREFIX};
 use crate::cache::Stamps;
+use crate::fs::write_dir::WriteDir;
 use crate::fs::{copy_tree, exchange, fs_err};
 use crate::project::lockfile::LockedSkill;
 use skillpm_core::name::SkillName;
@@ -16,7 +17,7 @@ use std::path::Path;
 /// carries its marker, and the lock is only written after every install
 /// succeeded), and the staged trees not swapped are deleted.
 pub fn install_all(
-    root: &Path,
+    root: &WriteDir,
     items: Vec<(&LockedSkill, Staged)>,
     stamps: &mut Stamps,
 ) -> Result<(), InstallError> {
@@ -42,7 +43,7 @@ pub fn install_all(
 
 /// Removes an installed skill (only if it carries our marker). The tree is
 /// first renamed aside so a crash never leaves a half-deleted skill visible.
-pub fn remove_one(root: &Path, name: &SkillName) -> Result<bool, InstallError> {
+pub fn remove_one(root: &WriteDir, name: &SkillName) -> Result<bool, InstallError> {
     let dest = root.join(name.as_str());
     if Marker::read(&dest).is_none() {
         return Ok(false);
@@ -57,7 +58,7 @@ pub fn remove_one(root: &Path, name: &SkillName) -> Result<bool, InstallError> {
 }
 
 /// Deletes staging and trash directories left by an interrupted run.
-pub fn sweep_leftovers(root: &Path) {
+pub fn sweep_leftovers(root: &WriteDir) {
     let Ok(rd) = std::fs::read_dir(root) else {
         return;
     };
@@ -74,7 +75,7 @@ pub fn sweep_leftovers(root: &Path) {
 /// swapped in, so the entry is always the old one or the new one. Only
 /// replaces what is ours: an entry with our marker, or our own link.
 pub fn link_one(
-    root: &Path,
+    root: &WriteDir,
     primary: &Path,
     skill: &LockedSkill,
     mode: LinkMode,
@@ -119,7 +120,7 @@ pub fn link_one(
 }
 
 /// Removes our link or copy `root/<name>` (see [`link_one`]).
-pub fn unlink_one(root: &Path, name: &SkillName) -> Result<bool, InstallError> {
+pub fn unlink_one(root: &WriteDir, name: &SkillName) -> Result<bool, InstallError> {
     let dest = root.join(name.as_str());
     if is_symlink(&dest) {
         std::fs::remove_file(&dest).map_err(fs_err("remove", &dest))?;

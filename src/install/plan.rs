@@ -3,6 +3,7 @@
 
 use super::marker::{Integrity, Marker};
 use crate::cache::{Cache, Stamps};
+use crate::fs::write_dir::WriteDir;
 use crate::project::lockfile::LockedSkill;
 use skillpm_core::name::SkillName;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ pub enum Action {
 /// A plan for one install root.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub root: PathBuf,
+    pub root: WriteDir,
     pub actions: Vec<Action>,
     /// For every root but the first: the root holding the written trees,
     /// which this one links to. Several agents' directories are served by
@@ -49,7 +50,7 @@ impl Plan {
 /// Plans every root: the first holds the trees ([`plan`]), the others link
 /// to it ([`plan_links`]).
 pub fn plan_all(
-    roots: &[PathBuf],
+    roots: &[WriteDir],
     wanted: &[LockedSkill],
     cache: &Cache,
     mode: LinkMode,
@@ -100,7 +101,7 @@ pub fn link_target(root: &Path, primary: &Path, name: &str) -> PathBuf {
 /// removed. A link left dangling by an interrupted run still counts as
 /// ours when it points where we would point it.
 pub fn plan_links(
-    root: &Path,
+    root: &WriteDir,
     primary: &Path,
     wanted: &[LockedSkill],
     cache: &Cache,
@@ -147,7 +148,7 @@ pub fn plan_links(
     orphans.sort();
     actions.extend(orphans.into_iter().map(Action::Unlink));
     Plan {
-        root: root.to_path_buf(),
+        root: root.clone(),
         actions,
         links_to: Some(primary.to_path_buf()),
         stamps,
@@ -182,7 +183,7 @@ fn read_names(root: &Path) -> Vec<SkillName> {
 ///   removed, including orphans of an interrupted run that never reached
 ///   the lock. Directories without the marker (user-written skills) are
 ///   never touched.
-pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
+pub fn plan(root: &WriteDir, wanted: &[LockedSkill], cache: &Cache) -> Plan {
     let mut stamps = cache.installed_stamps(root);
     // Each tree is checked on its own (a marker read and a fingerprint,
     // a few `stat`s), so a no-op run over many skills checks them on
@@ -224,7 +225,7 @@ pub fn plan(root: &Path, wanted: &[LockedSkill], cache: &Cache) -> Plan {
     orphans.sort();
     actions.extend(orphans.into_iter().map(Action::Remove));
     Plan {
-        root: root.to_path_buf(),
+        root: root.clone(),
         actions,
         links_to: None,
         stamps,

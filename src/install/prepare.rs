@@ -5,6 +5,7 @@
 
 use super::{Marker, MARKER};
 use crate::cache::{Cache, CacheError};
+use crate::fs::write_dir::WriteDir;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::report::{Event, Reporter};
 use crate::source::{check_identity, verify, SourceError, Sources, Verified};
@@ -83,7 +84,7 @@ fn made_here<'p>(s: &LockedSkill, packed: &'p HashMap<Checksum, Verified>) -> Op
 pub async fn prepare(
     cache: &Cache,
     sources: &Sources,
-    root: &Path,
+    root: &WriteDir,
     needed: &[&LockedSkill],
     packed: &HashMap<Checksum, Verified>,
     reporter: &dyn Reporter,

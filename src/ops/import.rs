@@ -15,6 +15,7 @@ use super::{Options, Summary};
 use crate::engine::agents::{self, SHARED};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
+use crate::fs::write_dir::WriteDir;
 use crate::install::{Marker, STAGING_PREFIX};
 use crate::project::manifest::{Dependency, Manifest, ManifestEditor};
 use crate::project::spec::{self, GitRef, GitUrl, WellKnownUrl};
@@ -177,6 +178,9 @@ fn install_section(dir: &Path, wanted: &[&Entry]) -> String {
 /// Moves vercel's copies of `e` aside (remembered in `aside`) so skillpm
 /// can install its own, if each is exactly what vercel installed. Links
 /// are left: skillpm keeps a link that already points where it would.
+/// Every root is taken as a [`WriteDir`]: a root that a committed symlink
+/// leads to (`.claude -> ../../.claude`) is somebody else's directory, so
+/// the skill is not imported and nothing there is moved.
 fn take_over(
     dir: &Path,
     e: &Entry,
@@ -188,24 +192,27 @@ fn take_over(
     roots.sort();
     roots.dedup();
     for r in roots {
-        let p = dir.join(r).join(e.name.as_str());
+        let shown = Path::new(r).join(e.name.as_str());
+        let p = dir.join(&shown);
         let real_dir = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
         if !real_dir || Marker::read(&p).is_some() {
             continue;
         }
+        let root = WriteDir::below(dir, Path::new(r))
+            .map_err(|why| format!("{} is not taken over: {why}", shown.display()))?;
         match (&e.hash, folder_hash(&p)) {
-            (Some(want), Some(got)) if *want == got => found.push(p),
+            (Some(want), Some(got)) if *want == got => found.push(root),
             _ => {
                 return Err(format!(
                     "{} differs from what `skills` installed; left as it is, not imported",
-                    Path::new(r).join(e.name.as_str()).display()
+                    shown.display()
                 ))
             }
         }
     }
-    for p in found {
-        let parent = p.parent().unwrap_or(dir);
-        let moved = parent.join(format!("{STAGING_PREFIX}import-{}", e.name));
+    for root in found {
+        let p = root.join(e.name.as_str());
+        let moved = root.join(format!("{STAGING_PREFIX}import-{}", e.name));
         let _ = std::fs::remove_dir_all(&moved);
         std::fs::rename(&p, &moved).map_err(|err| format!("cannot move {}: {err}", p.display()))?;
         aside.push((p, moved));

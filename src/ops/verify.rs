@@ -40,15 +40,7 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
         // recorded afterwards, in lock order.
         let found = crate::parallel::chunked(&lock.skills, 8, |part| {
             part.iter()
-                .map(|s| {
-                    check_one(
-                        root,
-                        (i > 0).then_some(roots[0].as_path()),
-                        s,
-                        &cache,
-                        &stamps,
-                    )
-                })
+                .map(|s| check_one(root, (i > 0).then_some(roots[0].path()), s, &cache, &stamps))
                 .collect()
         });
         for (s, (problems, stamp)) in lock.skills.iter().zip(found) {

@@ -126,7 +126,9 @@ pub struct LockfileError {
     pub file: PathBuf,
     /// 1-based.
     pub line: usize,
-    pub kind: LockfileErrorKind,
+    /// Boxed: the error travels in every `Result` of the project layer,
+    /// and a path is larger on Windows.
+    pub kind: Box<LockfileErrorKind>,
 }
 
 /// What is wrong; most fixes are "regenerate with `skillpm install`",
@@ -273,7 +275,7 @@ impl Ctx<'_> {
         LockfileError {
             file: self.file.to_path_buf(),
             line: span.map_or(1, |s| self.lines.line(s.start)),
-            kind,
+            kind: Box::new(kind),
         }
     }
 

@@ -66,7 +66,9 @@ pub struct ManifestError {
     pub file: PathBuf,
     /// 1-based.
     pub line: usize,
-    pub kind: ManifestErrorKind,
+    /// Boxed: the error travels in every `Result` of the project layer,
+    /// and a path is larger on Windows.
+    pub kind: Box<ManifestErrorKind>,
 }
 
 /// What is wrong; the message always suggests the fix.
@@ -141,7 +143,7 @@ impl Ctx<'_> {
         ManifestError {
             file: self.file.to_path_buf(),
             line: span.map_or(1, |s| line_of(self.text, s.start)),
-            kind,
+            kind: Box::new(kind),
         }
     }
 
@@ -164,7 +166,7 @@ impl Manifest {
             ManifestError {
                 file: file.to_path_buf(),
                 line,
-                kind: ManifestErrorKind::Syntax(msg),
+                kind: Box::new(ManifestErrorKind::Syntax(msg)),
             }
         })?;
         let root = doc.as_table();
@@ -498,7 +500,7 @@ impl ManifestEditor {
             ManifestError {
                 file: file.to_path_buf(),
                 line,
-                kind: ManifestErrorKind::Syntax(msg),
+                kind: Box::new(ManifestErrorKind::Syntax(msg)),
             }
         })?;
         if let Some((key, item)) = doc.as_table().get_key_value("skills") {

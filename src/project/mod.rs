@@ -11,6 +11,7 @@ pub mod spec;
 use crate::cache::{short_hash, Cache};
 use crate::engine::agents;
 use crate::engine::config::{Environment, MANIFEST_FILE, MAX_CONFIG_BYTES};
+use crate::fs::write_dir::{Refused, WriteDir};
 use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile, LockfileError};
 use crate::project::manifest::{Manifest, ManifestError};
 use skillpm_core::bounded;
@@ -51,8 +52,12 @@ pub enum ProjectError {
     },
     #[error("install target `{target}` in skills.toml is not a known agent ({known}); write a directory as `./{target}`")]
     UnknownAgent { target: String, known: String },
-    #[error("install target `{target}` is reached through the symlink {}; skillpm never writes through a symlink (replace it with a directory)", link.display())]
-    SymlinkedTarget { target: String, link: PathBuf },
+    #[error("install target `{target}`: {why}")]
+    RefusedTarget {
+        target: String,
+        #[source]
+        why: Refused,
+    },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProjectError + '_ {
@@ -162,20 +167,22 @@ impl Project {
     /// directory; targets that come to the same directory are one root, so
     /// `["codex", "cursor", "gemini-cli"]` is one `.agents/skills`. The
     /// first root (`.agents/skills` whenever it is a target) holds the
-    /// written trees, the others link to them ([`crate::install`]). A project's targets come from whoever wrote its
-    /// skills.toml, so each must be a relative path that stays inside the
-    /// project and is not reached through a symlink (a committed
-    /// `.agents -> ~/.claude` must not redirect the writes).
-    pub fn targets(&self, manifest: &Manifest) -> Result<Vec<PathBuf>, ProjectError> {
+    /// written trees, the others link to them ([`crate::install`]). A
+    /// project's targets come from whoever wrote its skills.toml, so each
+    /// must be a relative path that stays inside the project, and a
+    /// [`WriteDir`]: no symlink leads to it (a committed
+    /// `.agents -> ~/.claude` must not redirect the writes), and it is not
+    /// inside `.git`.
+    pub fn targets(&self, manifest: &Manifest) -> Result<Vec<WriteDir>, ProjectError> {
         if self.global {
             let home = self.home.as_ref().ok_or(ProjectError::NoHome)?;
-            return Ok(vec![home.join(DEFAULT_TARGET)]);
+            return Ok(vec![WriteDir::chosen_by_user(home.join(DEFAULT_TARGET))]);
         }
         let list = manifest
             .install_targets
             .clone()
             .unwrap_or_else(|| vec![DEFAULT_TARGET.to_string()]);
-        let mut out: Vec<PathBuf> = Vec::new();
+        let mut out: Vec<WriteDir> = Vec::new();
         for t in &list {
             let dir = self.target(t)?;
             if !out.contains(&dir) {
@@ -186,13 +193,13 @@ impl Project {
         // one most agents read, so the others link to it (as vercel's
         // `skills` lays out a project too).
         let shared = self.dir.join(agents::SHARED);
-        if let Some(i) = out.iter().position(|d| *d == shared) {
+        if let Some(i) = out.iter().position(|d| d.path() == shared) {
             out[..=i].rotate_right(1);
         }
         Ok(out)
     }
 
-    fn target(&self, target: &str) -> Result<PathBuf, ProjectError> {
+    fn target(&self, target: &str) -> Result<WriteDir, ProjectError> {
         let bad = |reason| ProjectError::BadTarget {
             target: target.to_string(),
             reason,
@@ -224,27 +231,12 @@ impl Project {
         if normal == 0 {
             return Err(bad("is the project directory itself"));
         }
-        let mut at = self.dir.clone();
-        for c in rel.components() {
-            at.push(c);
-            match std::fs::symlink_metadata(&at) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(ProjectError::SymlinkedTarget {
-                        target: target.to_string(),
-                        link: at,
-                    })
-                }
-                Ok(_) => {}
-                // The rest does not exist yet; installing creates it.
-                Err(_) => break,
-            }
-        }
         // Normal components only, so `./.agents/skills` and
         // `.agents/skills` are the same root.
-        Ok(rel
-            .components()
-            .filter(|c| matches!(c, Component::Normal(_)))
-            .fold(self.dir.clone(), |p, c| p.join(c)))
+        WriteDir::below(&self.dir, rel).map_err(|why| ProjectError::RefusedTarget {
+            target: target.to_string(),
+            why,
+        })
     }
 
     /// The registry URL for a dependency: a named registry from

@@ -10,6 +10,7 @@ pub mod archive;
 pub mod bounded;
 pub mod checksum;
 pub mod name;
+pub mod platform;
 pub mod protocol;
 pub mod skill;
 pub mod text;

@@ -394,19 +394,19 @@ fn well_known_entries_round_trip_and_are_checked() {
 
     let missing = text.replace("artifact = ", "# artifact = ");
     assert!(matches!(
-        parse(&missing).unwrap_err().kind,
+        *parse(&missing).unwrap_err().kind,
         LockfileErrorKind::MissingKey("artifact")
     ));
     let plain = text.replace("https://docs.example.com/a/", "http://docs.example.com/a/");
     assert!(matches!(
-        parse(&plain).unwrap_err().kind,
+        *parse(&plain).unwrap_err().kind,
         LockfileErrorKind::BadSource { .. }
     ));
     let registry = "version = 1\n[[skill]]\nname = \"x\"\nversion = \"1.0.0\"\n\
         source = \"registry+https://r.example\"\ndigest = \"sha256:00\"\n\
         checksum = \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"\n";
     assert!(matches!(
-        parse(registry).unwrap_err().kind,
+        *parse(registry).unwrap_err().kind,
         LockfileErrorKind::WellKnownKeyElsewhere { key: "digest", .. }
     ));
 }

@@ -322,7 +322,7 @@ fn well_known_entries_and_the_github_base() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        err("[skills]\nd = { wellknown = \"https://x\", version = \"1\" }\n").kind,
+        *err("[skills]\nd = { wellknown = \"https://x\", version = \"1\" }\n").kind,
         ManifestErrorKind::Conflict {
             a: "wellknown",
             b: "version",
@@ -330,11 +330,14 @@ fn well_known_entries_and_the_github_base() {
         }
     ));
     assert!(matches!(
-        err("[skills]\nd = { wellknown = \"http://x.example\" }\n").kind,
+        *err("[skills]\nd = { wellknown = \"http://x.example\" }\n").kind,
         ManifestErrorKind::BadSpec { .. }
     ));
     let e = err("[sources]\ngithub = \"ext::sh\"\n");
-    assert!(matches!(e.kind, ManifestErrorKind::BadGitHubBase(_)), "{e}");
+    assert!(
+        matches!(*e.kind, ManifestErrorKind::BadGitHubBase(_)),
+        "{e}"
+    );
     assert_eq!(e.line, 2);
 
     let mut ed = ManifestEditor::parse("# keep\n[skills]\n", Path::new("skills.toml")).unwrap();

@@ -18,6 +18,7 @@ const STDERR_TAIL: usize = 8 * 1024;
 /// a hostile server could fill the cache's disk through it; this is far
 /// above any skills repository's pack, and above every file skillpm
 /// writes itself (an in-process fetch is cut at 2 GiB).
+#[cfg(unix)]
 pub(super) const MAX_FILE_BYTES: u64 = 4 << 30;
 
 /// The most memory a git child may write to (`RLIMIT_DATA`: its heap
@@ -28,6 +29,7 @@ pub(super) const MAX_FILE_BYTES: u64 = 4 << 30;
 /// with the cap, git's allocation fails ("Out of memory") and so does the
 /// fetch. Far above what a skills repository's fetch needs, and above
 /// anything skillpm itself holds (which inherits the same cap).
+#[cfg(unix)]
 pub(super) const MAX_DATA_BYTES: u64 = 4 << 30;
 
 /// Lowers this process's file-size limit (`RLIMIT_FSIZE`, soft) to
@@ -37,6 +39,7 @@ pub(super) const MAX_DATA_BYTES: u64 = 4 << 30;
 /// first ends that process with `SIGXFSZ`, an allocation past the second
 /// fails, and the fetch fails. Only lowered, never raised; the hard
 /// limits are left alone.
+#[cfg(unix)]
 fn cap_children() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -46,7 +49,13 @@ fn cap_children() {
     });
 }
 
+/// Windows has no inherited resource limits (a job object would be the
+/// equivalent); git's children there run uncapped, as git itself does.
+#[cfg(not(unix))]
+fn cap_children() {}
+
 /// Lowers the soft limit of `resource` to `cap` unless it is lower.
+#[cfg(unix)]
 fn lower(resource: rustix::process::Resource, cap: u64) {
     use rustix::process::{getrlimit, setrlimit, Rlimit};
     let now = getrlimit(resource);

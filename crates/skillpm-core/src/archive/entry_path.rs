@@ -2,6 +2,7 @@
 //! would refuse) and unpacking (refuse anything unsafe or unportable).
 
 use super::{UnpackError, MAX_DEPTH};
+use crate::platform::Platform;
 
 /// Why an entry path is not acceptable.
 #[derive(Debug)]
@@ -54,8 +55,9 @@ pub(super) fn show(raw: &[u8]) -> String {
     out
 }
 
-/// Checks the characters of one path component.
-fn check_component(c: &str) -> Result<(), PathProblem> {
+/// Checks one path component: its characters, `.git`, and what `names`
+/// (a platform's rules) refuses.
+fn check_component(c: &str, names: Platform) -> Result<(), PathProblem> {
     if c.contains('\\') {
         return Err(PathProblem::Invalid("contains a backslash"));
     }
@@ -69,6 +71,17 @@ fn check_component(c: &str) -> Result<(), PathProblem> {
         // data stream; neither may appear in a portable package.
         return Err(PathProblem::Invalid("contains a colon"));
     }
+    if c.eq_ignore_ascii_case(".git") {
+        // A repository's own directory, in any case: on a case-insensitive
+        // file system `.GIT/config` is live (`core.fsmonitor` runs a
+        // command on the next `git status`). Every source strips a
+        // checkout's `.git` before packing, so only a hostile package
+        // holds one.
+        return Err(PathProblem::Invalid("names a `.git` directory"));
+    }
+    if let Some(why) = names.refuses_name(c) {
+        return Err(PathProblem::Invalid(why));
+    }
     Ok(())
 }
 
@@ -80,7 +93,11 @@ pub(super) struct EntryPath {
     pub(super) trailing_slash: bool,
 }
 
-pub(super) fn validate_path(raw: &[u8], max_len: usize) -> Result<Option<EntryPath>, PathProblem> {
+pub(super) fn validate_path(
+    raw: &[u8],
+    max_len: usize,
+    names: Platform,
+) -> Result<Option<EntryPath>, PathProblem> {
     if raw.len() > max_len {
         return Err(PathProblem::TooLong {
             len: raw.len(),
@@ -106,7 +123,7 @@ pub(super) fn validate_path(raw: &[u8], max_len: usize) -> Result<Option<EntryPa
             "" | "." => continue,
             ".." => return Err(PathProblem::Escapes),
             _ => {
-                check_component(c)?;
+                check_component(c, names)?;
                 components.push(c.to_string());
             }
         }

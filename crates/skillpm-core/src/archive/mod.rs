@@ -31,6 +31,7 @@ pub use unpack::{
 };
 
 use crate::checksum::Checksum;
+use crate::platform::Platform;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
@@ -103,6 +104,11 @@ pub struct Limits {
     pub max_entries: u64,
     /// Maximum length of an entry path, in bytes.
     pub max_path_len: usize,
+    /// Whose entry-name rules apply ([`Platform::refuses_name`]): the
+    /// platform this runs on, which must hold the tree; the registry
+    /// applies Windows' (the strictest), so that what it accepts installs
+    /// everywhere, as crates.io refuses a crate holding `aux.rs`.
+    pub names: Platform,
 }
 
 impl Limits {
@@ -132,6 +138,7 @@ impl Default for Limits {
             max_unpacked: 50 * 1024 * 1024,
             max_entries: 10_000,
             max_path_len: 1024,
+            names: Platform::CURRENT,
         }
     }
 }

@@ -7,6 +7,7 @@
 use super::entry_path::validate_path;
 use super::{Limits, MemEntry, PackError, MAX_DEPTH};
 use crate::checksum::{Checksum, Verified};
+use crate::platform::Platform;
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -49,17 +50,12 @@ fn io_pack(path: &Path) -> impl FnOnce(io::Error) -> PackError + '_ {
     }
 }
 
-/// Whether a file counts as executable in a package (any x bit): the one
-/// rule for packing, and for comparing installed trees with packed ones.
-#[cfg(unix)]
-pub fn is_executable(meta: &fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-pub fn is_executable(_meta: &fs::Metadata) -> bool {
-    false
+/// Whether the file at `path` counts as executable in a package, by this
+/// platform's rule ([`Platform::exec_rule`]: its x bits, or on Windows a
+/// shebang): the one rule for packing, and for comparing installed trees
+/// with packed ones.
+pub fn is_executable(path: &Path, meta: &fs::Metadata) -> bool {
+    Platform::CURRENT.exec_rule().is_executable(path, meta)
 }
 
 fn collect(
@@ -80,7 +76,9 @@ fn collect(
         let Some(name) = name_os.to_str() else {
             return Err(PackError::NonUtf8Name { path });
         };
-        if name == ".git" || (prefix.is_empty() && skip.contains(&name)) {
+        // A checkout's own `.git` (any case: one file on macOS and
+        // Windows) is never part of the skill.
+        if name.eq_ignore_ascii_case(".git") || (prefix.is_empty() && skip.contains(&name)) {
             continue;
         }
         let rel = format!("{prefix}{name}");
@@ -98,7 +96,7 @@ fn collect(
             out.push(PackItem {
                 name: rel,
                 kind: PackItemKind::File {
-                    executable: is_executable(&meta),
+                    executable: is_executable(&path, &meta),
                     source: path,
                 },
             });
@@ -153,16 +151,11 @@ pub fn tar_dir_skipping(dir: &Path, skip: &[&str]) -> Result<Vec<u8>, PackError>
 
 /// The canonical tar of a tree held in memory (as
 /// [`super::unpack_to_memory`] returns it): exactly the bytes [`tar_dir`]
-/// writes for the same tree on disk, `.git` left out the same way.
+/// writes for the same tree on disk (which holds no `.git`: the unpacker
+/// refuses one).
 pub fn tar_entries(entries: Vec<MemEntry>) -> Result<Vec<u8>, PackError> {
     let items = entries
         .into_iter()
-        .filter(|e| {
-            let path = match e {
-                MemEntry::Dir(p) | MemEntry::File { path: p, .. } => p,
-            };
-            !path.split('/').any(|c| c == ".git")
-        })
         .map(|e| match e {
             MemEntry::Dir(p) => PackItem {
                 name: format!("{p}/"),
@@ -191,7 +184,8 @@ fn tar_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError>
     let limits = Limits::default();
     let mut folded: HashMap<String, &str> = HashMap::new();
     for item in &items {
-        if let Err(problem) = validate_path(item.name.as_bytes(), limits.max_path_len) {
+        if let Err(problem) = validate_path(item.name.as_bytes(), limits.max_path_len, limits.names)
+        {
             return Err(PackError::BadPath {
                 path: item.name.clone(),
                 reason: problem.describe(),

@@ -891,8 +891,8 @@ fn tar_entries_matches_tar_dir_of_the_unpacked_tree() {
     let sample = pack_dir(sample_tree().path()).unwrap();
     let long = format!("docs/{}/file.md", "y".repeat(120));
     let mut b = Builder::new(Vec::new());
-    // Out of order, parents implied, a `.git` the packer leaves out, an
-    // executable, a name too long for a plain header.
+    // Out of order, parents implied, an executable, a name too long for
+    // a plain header.
     raw_entry(&mut b, b"zeta/inner/z.txt", EntryType::Regular, b"z\n");
     raw_entry(
         &mut b,
@@ -902,7 +902,6 @@ fn tar_entries_matches_tar_dir_of_the_unpacked_tree() {
     );
     raw_entry(&mut b, b"a-b.txt", EntryType::Regular, b"dash\n");
     raw_entry(&mut b, b"a/", EntryType::Directory, b"");
-    raw_entry(&mut b, b"a/.git/config", EntryType::Regular, b"[core]\n");
     let mut h = Header::new_gnu();
     h.set_entry_type(EntryType::Regular);
     h.set_size(3);
@@ -921,6 +920,61 @@ fn tar_entries_matches_tar_dir_of_the_unpacked_tree() {
         let from_disk = tar_dir(dir.path()).unwrap();
         let from_memory = tar_entries(unpack_to_memory(&tarball, &limits).unwrap()).unwrap();
         assert!(from_disk == from_memory, "the two tars differ");
+    }
+}
+
+/// A package's own `.git`, in any case (on macOS and Windows `.GIT/config`
+/// is the repository's config), is refused by every unpacker: a
+/// registry tarball, a well-known archive, a git tree.
+#[test]
+fn a_git_directory_in_any_case_is_refused() {
+    for path in [
+        &b".git/config"[..],
+        b"a/.GIT/config",
+        b".Git/hooks/pre-commit",
+    ] {
+        let mut b = Builder::new(Vec::new());
+        raw_entry(&mut b, b"SKILL.md", EntryType::Regular, b"---\n---\n");
+        raw_entry(&mut b, path, EntryType::Regular, b"[core]\n");
+        let tarball = gz(b.into_inner().unwrap());
+        let limits = Limits::default();
+        for err in [
+            unpack_to_memory(&tarball, &limits).unwrap_err(),
+            unpack_to_new_dir(&tarball, None, tempfile::tempdir().unwrap().path(), &limits)
+                .unwrap_err(),
+        ] {
+            assert!(
+                matches!(&err, UnpackError::InvalidPath { reason, .. } if reason.contains(".git")),
+                "{err}"
+            );
+        }
+        let mut t = MemoryTree::new(&limits);
+        assert!(t.file(path, b"x", false).is_err());
+    }
+}
+
+/// Names Windows cannot hold (device names, a trailing dot) are refused
+/// under Windows' rules, on any machine, and accepted under Unix's: the
+/// client applies its own platform's, the registry Windows'.
+#[test]
+fn each_platform_applies_its_own_name_rules() {
+    use crate::platform::Platform;
+    for name in [&b"scripts/aux.py"[..], b"CON", b"notes."] {
+        let mut b = Builder::new(Vec::new());
+        raw_entry(&mut b, b"SKILL.md", EntryType::Regular, b"---\n---\n");
+        raw_entry(&mut b, name, EntryType::Regular, b"x\n");
+        let tarball = gz(b.into_inner().unwrap());
+        let windows = Limits {
+            names: Platform::Windows,
+            ..Limits::default()
+        };
+        let err = unpack_to_memory(&tarball, &windows).unwrap_err();
+        assert!(matches!(err, UnpackError::InvalidPath { .. }), "{err}");
+        let unix = Limits {
+            names: Platform::Unix,
+            ..Limits::default()
+        };
+        assert!(unpack_to_memory(&tarball, &unix).is_ok());
     }
 }
 

@@ -205,7 +205,7 @@ impl<'a> Unpacker<'a> {
             Kind::File { .. } => (true, false),
             Kind::Dir => (false, true),
         };
-        let Some(path) = validate_path(raw, self.limits.max_path_len)
+        let Some(path) = validate_path(raw, self.limits.max_path_len, self.limits.names)
             .map_err(|p| p.into_unpack_error(display.clone()))?
         else {
             // `.` or `./`: the package root itself.
