@@ -76,17 +76,10 @@ pub struct CacheGuard {
 }
 
 impl Cache {
-    /// `$XDG_CACHE_HOME/skillpm`, else `~/.cache/skillpm`.
+    /// `$XDG_CACHE_HOME/skillpm`, else `~/.cache/skillpm`; on Windows
+    /// `%LOCALAPPDATA%\skillpm\cache` ([`UserDirs`](skillpm_core::platform::UserDirs)).
     pub fn default_dir() -> Option<PathBuf> {
-        std::env::var_os("XDG_CACHE_HOME")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|h| !h.is_empty())
-                    .map(|h| PathBuf::from(h).join(".cache"))
-            })
-            .map(|b| b.join("skillpm"))
+        skillpm_core::platform::UserDirs::of_process().cache
     }
 
     pub fn new(root: PathBuf) -> Self {
@@ -102,13 +95,7 @@ impl Cache {
     pub fn lock(&self) -> Result<CacheGuard, CacheError> {
         std::fs::create_dir_all(&self.root).map_err(io_at(&self.root))?;
         let p = self.root.join(".lock");
-        let f = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&p)
-            .map_err(io_at(&p))?;
-        f.lock().map_err(io_at(&p))?;
+        let f = crate::fs::lock_file(&p).map_err(io_at(&p))?;
         Ok(CacheGuard { _file: f })
     }
 

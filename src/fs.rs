@@ -181,22 +181,76 @@ fn default_permissions() -> Option<std::fs::Permissions> {
     None
 }
 
-#[cfg(target_os = "linux")]
+/// Swaps the directory entries `a` and `b` by this platform's
+/// [`Swap`]: whoever looks at `b` sees the old tree or the new one.
 pub fn exchange(a: &Path, b: &Path) -> Result<(), FsError> {
+    Swap::NATIVE.run(a, b)
+}
+
+/// How two directory entries trade places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swap {
+    /// One atomic call: `renameat2(RENAME_EXCHANGE)` on Linux,
+    /// `renamex_np(RENAME_SWAP)` on macOS. A crash leaves either tree in
+    /// place, never neither.
+    Exchange,
+    /// Where no such call exists (Windows): move the old tree aside, move
+    /// the new one in, move the old one to where the new one was. A crash
+    /// between the first two renames leaves no tree at `b` and the old one
+    /// under a staging name, which the next run sweeps and then
+    /// reinstalls.
+    Aside,
+}
+
+impl Swap {
+    pub const NATIVE: Swap = if cfg!(any(target_os = "linux", target_vendor = "apple")) {
+        Swap::Exchange
+    } else {
+        Swap::Aside
+    };
+
+    pub fn run(self, a: &Path, b: &Path) -> Result<(), FsError> {
+        match self {
+            Swap::Exchange => exchange_atomic(a, b),
+            Swap::Aside => {
+                let aside = a.with_extension("old");
+                std::fs::rename(b, &aside).map_err(fs_err("move aside", b))?;
+                std::fs::rename(a, b).map_err(fs_err("rename into", b))?;
+                std::fs::rename(&aside, a).map_err(fs_err("move", &aside))
+            }
+        }
+    }
+}
+
+#[cfg(any(target_os = "linux", target_vendor = "apple"))]
+fn exchange_atomic(a: &Path, b: &Path) -> Result<(), FsError> {
     use rustix::fs::{renameat_with, RenameFlags, CWD};
     renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE)
         .map_err(|e| fs_err("swap into", b)(io::Error::from(e)))
 }
 
-/// Without an atomic exchange: move the old tree aside, move the new one
-/// in. A crash between the two renames leaves the old tree under a staging
-/// name, which the next run sweeps and then reinstalls.
-#[cfg(not(target_os = "linux"))]
-pub fn exchange(a: &Path, b: &Path) -> Result<(), FsError> {
-    let aside = a.with_extension("old");
-    std::fs::rename(b, &aside).map_err(fs_err("move aside", b))?;
-    std::fs::rename(a, b).map_err(fs_err("rename into", b))?;
-    std::fs::rename(&aside, a).map_err(fs_err("move", &aside))
+#[cfg(not(any(target_os = "linux", target_vendor = "apple")))]
+fn exchange_atomic(_a: &Path, b: &Path) -> Result<(), FsError> {
+    Err(fs_err("swap into", b)(io::Error::from(
+        io::ErrorKind::Unsupported,
+    )))
+}
+
+/// Opens (creating it) the lock file `path` and waits for its exclusive
+/// lock, held until the file is dropped. `File::lock` is `flock` on Unix
+/// and macOS and `LockFileEx` on Windows: both are released by the
+/// operating system when the process dies, so a killed run never leaves
+/// a stale lock. Windows' lock is mandatory (nobody else can read the
+/// locked bytes), which is why a lock file is read, if at all, only through
+/// the handle that holds its lock.
+pub fn lock_file(path: &Path) -> io::Result<std::fs::File> {
+    let f = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    f.lock()?;
+    Ok(f)
 }
 
 /// Copies a tree file by file. `std::fs::copy` uses `copy_file_range` on
@@ -266,6 +320,57 @@ mod tests {
         assert_eq!(err.path, missing);
         assert_eq!(std::fs::read_to_string(&lock).unwrap(), "lock\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// A second holder waits: another handle on the same file cannot take
+    /// the lock until the first is dropped (which the OS does for a killed
+    /// process too).
+    #[test]
+    fn a_lock_file_excludes_a_second_holder_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".lock");
+        let held = lock_file(&p).unwrap();
+        let other = std::fs::File::options().write(true).open(&p).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        other.try_lock().unwrap();
+    }
+
+    /// Both ways of swapping trade the two trees and leave nothing else,
+    /// whichever this platform uses.
+    #[test]
+    fn both_swaps_trade_two_trees() {
+        let mut swaps = vec![Swap::Aside];
+        // The atomic call exists only where NATIVE picks it.
+        if cfg!(any(target_os = "linux", target_vendor = "apple")) {
+            swaps.push(Swap::Exchange);
+        }
+        for &swap in &swaps {
+            let dir = tempfile::tempdir().unwrap();
+            let (new, dest) = (dir.path().join(".skillpm-new"), dir.path().join("pdf"));
+            std::fs::create_dir(&new).unwrap();
+            std::fs::write(new.join("SKILL.md"), "new").unwrap();
+            std::fs::create_dir(&dest).unwrap();
+            std::fs::write(dest.join("SKILL.md"), "old").unwrap();
+            swap.run(&new, &dest).unwrap();
+            assert_eq!(
+                std::fs::read_to_string(dest.join("SKILL.md")).unwrap(),
+                "new"
+            );
+            assert_eq!(
+                std::fs::read_to_string(new.join("SKILL.md")).unwrap(),
+                "old"
+            );
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                2,
+                "{swap:?}"
+            );
+        }
+        assert_eq!(Swap::NATIVE == Swap::Exchange, swaps.len() == 2);
     }
 
     /// What a killed write leaves (a staged file under [`PENDING`]) is

@@ -6,22 +6,17 @@
 use super::agents::{Agent, AGENTS};
 use super::catalog::{Catalog, State};
 use super::config::Environment;
-use super::discover::{Layout, Root, Scope};
+use super::discover::{Layout, Root};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// The roots `agent` reads from `env`, lowest precedence first. Without a
 /// home directory the user roots are left out.
 pub fn layout(env: &Environment, agent: &Agent) -> Layout {
-    let base = env.project_base();
     let mut roots: Vec<Root> = Vec::new();
     for r in agent.roots {
-        let path = match r.scope {
-            Scope::User => match &env.home {
-                Some(h) => h.join(r.path),
-                None => continue,
-            },
-            _ => base.join(r.path),
+        let Some(path) = r.locate(env) else {
+            continue;
         };
         // A project at the home directory reads one directory once; its
         // later (higher) position is the one that counts.

@@ -9,8 +9,10 @@
 //! project over user, and within a scope the agent's own directory over the
 //! shared ones it reads for compatibility.
 
+use super::config::Environment;
 use super::discover::Scope;
 use serde_json::{Map, Value};
+use std::path::PathBuf;
 
 /// A frontmatter key (or family of keys) the engine can honour. A dialect
 /// is the list of these an agent reads; everything else in the
@@ -70,9 +72,42 @@ pub const SKILLPM_DIALECT: &[Key] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AgentRoot {
     pub scope: Scope,
-    /// Relative to the project (project scope) or the home directory
-    /// (user scope).
+    /// Relative to what [`AgentRoot::under`] says.
     pub path: &'static str,
+    pub under: Under,
+}
+
+/// What an agent root's path is relative to. Most agents keep their user
+/// skills under the home directory on every platform (`~/.claude/skills`
+/// is `%USERPROFILE%\.claude\skills` on Windows); the exceptions follow
+/// their own documentation (docs/src/reference/agents.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Under {
+    /// The project (project scope) or the home directory (user scope).
+    Base,
+    /// The XDG config directory on every platform (`$XDG_CONFIG_HOME`,
+    /// else `~/.config`, Windows included), as OpenCode reads it.
+    XdgConfig,
+    /// The XDG config directory on Linux and macOS; on Windows
+    /// `%APPDATA%` joined with `windows` instead (goose:
+    /// `%APPDATA%\Block\goose\config\skills`).
+    AppConfig { windows: &'static str },
+}
+
+impl AgentRoot {
+    /// Where this root is in `env` (whose `os` selects the platform's
+    /// rule), `None` when the directory it is under is unknown (no home).
+    pub fn locate(&self, env: &Environment) -> Option<PathBuf> {
+        match (self.scope, self.under) {
+            (Scope::User, Under::Base) => env.home.as_ref().map(|h| h.join(self.path)),
+            (_, Under::Base) => Some(env.project_base().join(self.path)),
+            (_, Under::XdgConfig) => env.xdg_config.as_ref().map(|d| d.join(self.path)),
+            (_, Under::AppConfig { windows }) if env.os == "windows" => {
+                env.app_data.as_ref().map(|d| d.join(windows))
+            }
+            (_, Under::AppConfig { .. }) => env.xdg_config.as_ref().map(|d| d.join(self.path)),
+        }
+    }
 }
 
 /// One agent's documented skill layout.
@@ -103,6 +138,26 @@ const fn user(path: &'static str) -> AgentRoot {
     AgentRoot {
         scope: Scope::User,
         path,
+        under: Under::Base,
+    }
+}
+
+/// A user root in the XDG config directory, on every platform.
+const fn user_xdg(path: &'static str) -> AgentRoot {
+    AgentRoot {
+        scope: Scope::User,
+        path,
+        under: Under::XdgConfig,
+    }
+}
+
+/// A user root in the XDG config directory, or on Windows at `windows`
+/// in `%APPDATA%`.
+const fn user_app_config(path: &'static str, windows: &'static str) -> AgentRoot {
+    AgentRoot {
+        scope: Scope::User,
+        path,
+        under: Under::AppConfig { windows },
     }
 }
 
@@ -110,6 +165,7 @@ const fn project(path: &'static str) -> AgentRoot {
     AgentRoot {
         scope: Scope::Project,
         path,
+        under: Under::Base,
     }
 }
 
@@ -210,9 +266,13 @@ pub const AGENTS: &[Agent] = &[
     Agent {
         id: "goose",
         display: "goose",
+        // goose's own directory is its config directory's (the
+        // `etcetera` crate's app strategy); `~/.config/agents/skills` is
+        // read literally under the home directory.
         roots: &[
             user(".claude/skills"),
-            user(".config/goose/skills"),
+            user(".config/agents/skills"),
+            user_app_config("goose/skills", "Block/goose/config/skills"),
             user(".agents/skills"),
             project(".claude/skills"),
             project(".goose/skills"),
@@ -245,7 +305,8 @@ pub const AGENTS: &[Agent] = &[
         roots: &[
             user(".claude/skills"),
             user(".agents/skills"),
-            user(".config/opencode/skills"),
+            // xdg-basedir, on Windows too.
+            user_xdg("opencode/skills"),
             project(".claude/skills"),
             project(".agents/skills"),
             project(".opencode/skills"),
@@ -351,6 +412,58 @@ mod tests {
                 a.id
             );
         }
+    }
+
+    /// Each platform's rule for where an agent's user roots are, selected
+    /// through the environment's `os`.
+    #[test]
+    fn user_roots_follow_each_platforms_directories() {
+        let goose = find("goose").unwrap();
+        let opencode = find("opencode").unwrap();
+        let own = |a: &Agent, under: fn(&Under) -> bool| {
+            *a.roots.iter().find(|r| under(&r.under)).unwrap()
+        };
+        let goose_own = own(goose, |u| matches!(u, Under::AppConfig { .. }));
+        let opencode_own = own(opencode, |u| matches!(u, Under::XdgConfig));
+        let claude = find("claude-code").unwrap().roots[1];
+        let mut env = Environment::isolated();
+        env.home = Some(PathBuf::from("/home/a"));
+        env.xdg_config = Some(PathBuf::from("/home/a/.config"));
+        env.os = "linux".into();
+        assert_eq!(
+            goose_own.locate(&env),
+            Some(PathBuf::from("/home/a/.config/goose/skills"))
+        );
+        env.os = "macos".into();
+        env.xdg_config = Some(PathBuf::from("/x"));
+        assert_eq!(
+            goose_own.locate(&env),
+            Some(PathBuf::from("/x/goose/skills"))
+        );
+        assert_eq!(
+            opencode_own.locate(&env),
+            Some(PathBuf::from("/x/opencode/skills"))
+        );
+        env.os = "windows".into();
+        env.home = Some(PathBuf::from("C:/Users/a"));
+        env.xdg_config = Some(PathBuf::from("C:/Users/a/.config"));
+        env.app_data = Some(PathBuf::from("C:/Users/a/AppData/Roaming"));
+        assert_eq!(
+            goose_own.locate(&env),
+            Some(PathBuf::from(
+                "C:/Users/a/AppData/Roaming/Block/goose/config/skills"
+            ))
+        );
+        assert_eq!(
+            opencode_own.locate(&env),
+            Some(PathBuf::from("C:/Users/a/.config/opencode/skills"))
+        );
+        assert_eq!(
+            claude.locate(&env),
+            Some(PathBuf::from("C:/Users/a/.claude/skills"))
+        );
+        env.home = None;
+        assert_eq!(claude.locate(&env), None);
     }
 
     #[test]

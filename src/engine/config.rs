@@ -9,6 +9,7 @@
 
 use super::tools::{HostTools, ToolPolicy, ToolValidation};
 use serde::Deserialize;
+use skillpm_core::platform::UserDirs;
 use skillpm_core::text::line_of;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -20,9 +21,16 @@ pub const MANIFEST_FILE: &str = "skills.toml";
 /// Everything the engine needs from the outside world.
 #[derive(Debug, Clone)]
 pub struct Environment {
+    /// The home directory (`%USERPROFILE%` on Windows).
     pub home: Option<PathBuf>,
-    /// The skillpm user config directory (`$XDG_CONFIG_HOME/skillpm`).
+    /// The skillpm user config directory (`$XDG_CONFIG_HOME/skillpm`,
+    /// `%APPDATA%\skillpm` on Windows).
     pub config_dir: Option<PathBuf>,
+    /// The XDG config directory (`$XDG_CONFIG_HOME`, else `~/.config`),
+    /// where some agents keep their skills on every platform.
+    pub xdg_config: Option<PathBuf>,
+    /// Windows' `%APPDATA%`; `None` elsewhere.
+    pub app_data: Option<PathBuf>,
     pub cwd: PathBuf,
     /// The project directory given with `-C`, if any.
     pub project_override: Option<PathBuf>,
@@ -42,13 +50,7 @@ pub struct Environment {
 impl Environment {
     /// Captures the current process's environment.
     pub fn from_process(project_override: Option<PathBuf>) -> std::io::Result<Self> {
-        let home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from);
-        let config_base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        let dirs = UserDirs::of_process();
         let env_set = std::env::vars_os()
             .filter(|(_, v)| !v.is_empty())
             .filter_map(|(k, _)| k.into_string().ok())
@@ -67,8 +69,10 @@ impl Environment {
             }
         }
         Ok(Environment {
-            home,
-            config_dir: config_base.map(|b| b.join("skillpm")),
+            home: dirs.home,
+            config_dir: dirs.config,
+            xdg_config: dirs.xdg_config,
+            app_data: dirs.app_data,
             cwd,
             project_override,
             path_var: std::env::var_os("PATH"),
@@ -97,6 +101,8 @@ impl Environment {
         Environment {
             home: None,
             config_dir: None,
+            xdg_config: None,
+            app_data: None,
             cwd: PathBuf::from("/"),
             project_override: None,
             path_var: None,

@@ -2,6 +2,7 @@
 //! place (`renameat2(RENAME_EXCHANGE)` on Linux), so a crash at any moment
 //! leaves the old or the new tree, never neither.
 
+use super::link::symlink_dir;
 use super::plan::{is_link_to, is_symlink, link_target, LinkMode};
 use super::prepare::Staged;
 use super::{InstallError, Marker, MARKER, STAGING_PREFIX};
@@ -127,14 +128,4 @@ pub fn unlink_one(root: &WriteDir, name: &SkillName) -> Result<bool, InstallErro
         return Ok(true);
     }
     remove_one(root, name)
-}
-
-#[cfg(unix)]
-fn symlink_dir(target: &Path, link: &Path) -> std::io::Result<()> {
-    std::os::unix::fs::symlink(target, link)
-}
-
-#[cfg(windows)]
-fn symlink_dir(target: &Path, link: &Path) -> std::io::Result<()> {
-    std::os::windows::fs::symlink_dir(target, link)
 }

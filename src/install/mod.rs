@@ -12,11 +12,13 @@
 //! its destination; [`apply`] swaps each staged tree in atomically.
 
 mod apply;
+mod link;
 mod marker;
 mod plan;
 mod prepare;
 
 pub use apply::{install_all, link_one, remove_one, sweep_leftovers, unlink_one};
+pub use link::{probe as probe_symlinks, Symlinks};
 pub use marker::{Integrity, Marker};
 pub use plan::{installed, is_link_to, link_target, plan_all, Action, LinkMode, Plan};
 pub use prepare::{announce, prepare, Prepared, Staged};

@@ -162,11 +162,14 @@ impl<'a> Run<'a> {
                 });
             }
         }
-        let mode = if manifest.install_copy {
-            install::LinkMode::Copy
-        } else {
-            install::LinkMode::Symlink
+        let roots = project.targets(manifest)?;
+        // Only a run with linked roots needs to know whether links can be
+        // made (a probe, on Windows alone).
+        let symlinks = match roots.as_slice() {
+            [_, _, ..] if !manifest.install_copy => install::probe_symlinks(&project.dir),
+            _ => install::Symlinks::Allowed,
         };
+        let mode = install::LinkMode::choose(manifest.install_copy, symlinks);
         // Leftovers of a killed run sit where this run stages its lock and
         // manifest.
         crate::fs::sweep_pending(&project.dir);
@@ -180,8 +183,7 @@ impl<'a> Run<'a> {
         // of a 10-skill `add` on two cores, where it then ended last,
         // on a thread started before resolving when a write is sure.
         let syncing = writes.start(writer);
-        let plans: Vec<Plan> =
-            install::plan_all(&project.targets(manifest)?, &new.skills, &self.cache, mode);
+        let plans: Vec<Plan> = install::plan_all(&roots, &new.skills, &self.cache, mode);
         // The cache is held from here while this run fetches into it
         // or reads from it, and the sources learn now what they will
         // fetch: the first request is out while the rest is set up.

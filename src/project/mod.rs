@@ -151,13 +151,7 @@ impl Project {
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let key = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone());
         let p = dir.join(format!("{}.lock", short_hash(&key.to_string_lossy())));
-        let f = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&p)
-            .map_err(io(&p))?;
-        f.lock().map_err(io(&p))?;
+        let f = crate::fs::lock_file(&p).map_err(io(&p))?;
         Ok(ProjectGuard { _file: f })
     }
 

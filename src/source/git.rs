@@ -60,7 +60,10 @@ fn git_cmd(url: Option<&GitUrl>) -> Command {
         .env_remove("GIT_INDEX_FILE")
         .args(["-c", "protocol.allow=never"])
         .args(["-c", "protocol.https.allow=always"])
-        .args(["-c", "protocol.ssh.allow=always"]);
+        .args(["-c", "protocol.ssh.allow=always"])
+        // Git for Windows refuses paths over 260 characters without it;
+        // other builds of git ignore the key.
+        .args(["-c", "core.longpaths=true"]);
     if url.is_some_and(GitUrl::is_file) {
         c.args(["-c", "protocol.file.allow=always"]);
     }

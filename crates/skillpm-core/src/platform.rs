@@ -9,9 +9,10 @@
 //! name. The book's platforms page lists every difference, client side
 //! included.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A family of platforms with the same rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +63,71 @@ impl Platform {
             Platform::Unix | Platform::MacOs => ExecRule::ModeBits,
             Platform::Windows => ExecRule::Shebang,
         }
+    }
+}
+
+/// The user's directories, by the conventions uv follows: XDG on Linux
+/// and macOS (`~/.config`, `~/.cache`; not `~/Library`, which no agent
+/// uses for skills), Known Folders on Windows (`%APPDATA%`,
+/// `%LOCALAPPDATA%`). Read from the variables given, so each platform's
+/// rule is tested on any machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserDirs {
+    /// `HOME`; on Windows `USERPROFILE` first, as the agents (Node's
+    /// `os.homedir()`, Rust's `home_dir`) read it, then `HOME`.
+    pub home: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME`, else `<home>/.config`: where agents that follow
+    /// XDG keep their files, on Windows too (OpenCode).
+    pub xdg_config: Option<PathBuf>,
+    /// Windows' roaming application data (`%APPDATA%`); `None` elsewhere.
+    pub app_data: Option<PathBuf>,
+    /// skillpm's own config directory: `<xdg_config>/skillpm`, on
+    /// Windows `%APPDATA%\skillpm`.
+    pub config: Option<PathBuf>,
+    /// skillpm's cache: `$XDG_CACHE_HOME/skillpm` or `~/.cache/skillpm`,
+    /// on Windows `%LOCALAPPDATA%\skillpm\cache`.
+    pub cache: Option<PathBuf>,
+}
+
+impl UserDirs {
+    /// The directories `platform` uses, given its environment `var`
+    /// (empty values count as unset).
+    pub fn from_vars(platform: Platform, var: impl Fn(&str) -> Option<OsString>) -> UserDirs {
+        let get = |k: &str| var(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let windows = platform == Platform::Windows;
+        let home = if windows {
+            get("USERPROFILE").or_else(|| get("HOME"))
+        } else {
+            get("HOME")
+        };
+        let xdg_config =
+            get("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+        if windows {
+            let app_data =
+                get("APPDATA").or_else(|| home.as_ref().map(|h| h.join("AppData/Roaming")));
+            let local =
+                get("LOCALAPPDATA").or_else(|| home.as_ref().map(|h| h.join("AppData/Local")));
+            return UserDirs {
+                config: app_data.as_ref().map(|d| d.join("skillpm")),
+                cache: local.map(|d| d.join("skillpm").join("cache")),
+                app_data,
+                xdg_config,
+                home,
+            };
+        }
+        let cache = get("XDG_CACHE_HOME").or_else(|| home.as_ref().map(|h| h.join(".cache")));
+        UserDirs {
+            config: xdg_config.as_ref().map(|d| d.join("skillpm")),
+            cache: cache.map(|d| d.join("skillpm")),
+            app_data: None,
+            xdg_config,
+            home,
+        }
+    }
+
+    /// [`UserDirs::from_vars`] for this process.
+    pub fn of_process() -> UserDirs {
+        UserDirs::from_vars(Platform::CURRENT, |k| std::env::var_os(k))
     }
 }
 
@@ -160,6 +226,67 @@ mod tests {
         ] {
             assert_eq!(Platform::Windows.refuses_name(name), None, "{name}");
         }
+    }
+
+    #[test]
+    fn user_directories_follow_each_platforms_convention() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let unix = UserDirs::from_vars(Platform::Unix, vars(&[("HOME", "/h")]));
+        assert_eq!(unix.home, Some(PathBuf::from("/h")));
+        assert_eq!(unix.config, Some(PathBuf::from("/h/.config/skillpm")));
+        assert_eq!(unix.cache, Some(PathBuf::from("/h/.cache/skillpm")));
+        assert_eq!(unix.app_data, None);
+        let mac = UserDirs::from_vars(
+            Platform::MacOs,
+            vars(&[
+                ("HOME", "/h"),
+                ("XDG_CONFIG_HOME", "/c"),
+                ("XDG_CACHE_HOME", "/k"),
+            ]),
+        );
+        assert_eq!(mac.config, Some(PathBuf::from("/c/skillpm")));
+        assert_eq!(mac.cache, Some(PathBuf::from("/k/skillpm")));
+        let win = UserDirs::from_vars(
+            Platform::Windows,
+            vars(&[
+                ("HOME", "/msys/home"),
+                ("USERPROFILE", "C:/Users/a"),
+                ("APPDATA", "C:/Users/a/AppData/Roaming"),
+                ("LOCALAPPDATA", "C:/Users/a/AppData/Local"),
+                ("XDG_CACHE_HOME", "/ignored"),
+            ]),
+        );
+        assert_eq!(win.home, Some(PathBuf::from("C:/Users/a")));
+        assert_eq!(win.xdg_config, Some(PathBuf::from("C:/Users/a/.config")));
+        assert_eq!(
+            win.config,
+            Some(PathBuf::from("C:/Users/a/AppData/Roaming/skillpm"))
+        );
+        assert_eq!(
+            win.cache,
+            Some(PathBuf::from("C:/Users/a/AppData/Local/skillpm/cache"))
+        );
+        // Git Bash sets HOME alone; an empty variable counts as unset.
+        let bash = UserDirs::from_vars(
+            Platform::Windows,
+            vars(&[("HOME", "/c/Users/a"), ("USERPROFILE", "")]),
+        );
+        assert_eq!(bash.home, Some(PathBuf::from("/c/Users/a")));
+        assert_eq!(
+            bash.app_data,
+            Some(PathBuf::from("/c/Users/a/AppData/Roaming"))
+        );
+        assert_eq!(
+            UserDirs::from_vars(Platform::Unix, vars(&[])),
+            UserDirs::default()
+        );
     }
 
     #[test]
