@@ -31,7 +31,7 @@ from install import start_registry  # noqa: E402
 
 
 def make_small_skill(base, name, i):
-    """The same skill the load test (tests/load.rs) publishes."""
+    """The same skill the load test (tests/it/load.rs) publishes."""
     d = os.path.join(base, name)
     os.makedirs(d)
     with open(os.path.join(d, "SKILL.md"), "w") as f:

@@ -1,0 +1,10 @@
+//! skillpm-registry's integration tests: one binary, a module per
+//! feature, each against the real `skillpm-registry` on 127.0.0.1.
+
+mod common;
+
+mod hardening;
+mod kill;
+mod scale;
+mod server;
+mod starve;

@@ -1,0 +1,36 @@
+//! skillpm's integration tests: one binary, a module per feature. Each
+//! drives the real `skillpm` binary (and, where a registry is involved,
+//! the real `skillpm-registry`) on 127.0.0.1, with real git repositories,
+//! tarballs and third-party clients.
+
+mod common;
+mod mock;
+
+mod add_many;
+mod agents;
+mod converge;
+mod engine_cli;
+mod engine_search;
+mod faults;
+mod first_use;
+mod git_export;
+mod git_fetch_once;
+mod git_https;
+mod git_pack_bomb;
+mod hostile_files;
+mod hostile_packages;
+mod hostile_registry;
+mod hostile_walks;
+mod import;
+mod install_git_path;
+mod install_kill;
+mod install_registry;
+mod load;
+mod lock_registry;
+mod mcp;
+mod noop_runs;
+mod sanitize;
+mod tokens_and_origins;
+mod validate_strict;
+mod wellknown;
+mod yank_warning;

@@ -1,0 +1,892 @@
+//! `skillpm mcp` driven by MCP clients nobody here wrote: FastMCP's client
+//! (`fastmcp-slim[client]==4.1.6`, Skills extension, protocol 2026-07-28)
+//! and the official Python SDK (`mcp==2.3.0`, plain resources and tools,
+//! protocol 2025-11-25), over stdio and Streamable HTTP, against a real
+//! project tree: eligible, skipped, disabled, shadowed, user-invocable-only,
+//! nested skills and symlinks out of a skill.
+//!
+//! The drivers in tests/mcp/ only talk to the server and report what they
+//! saw as JSON; every assertion is here, against `status --json` and the
+//! bytes on disk. The official inspector's CLI checks SEP-2640 conformance
+//! and digests on its own. The tests skip when the clients are not installed,
+//! unless SKILLPM_REQUIRE_MCP_CLIENTS=1 (CI). Install them with
+//! `python3 -m pip install 'fastmcp-slim[client]==4.1.6' mcp==2.3.0`;
+//! SKILLPM_MCP_PYTHON names another interpreter (a venv) if needed.
+
+use crate::common;
+use base64::Engine as _;
+use common::Fixture;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+const FASTMCP: &str = "4.1.6";
+const MCP_SDK: &str = "2.3.0";
+
+/// The interpreter with both clients at the pinned versions, or why not.
+fn python() -> Result<String, String> {
+    let py = std::env::var("SKILLPM_MCP_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(&py)
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('fastmcp-slim'), m.version('mcp'))",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run {py}: {e}"))?;
+    let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || got != format!("{FASTMCP} {MCP_SDK}") {
+        return Err(format!(
+            "{py} lacks fastmcp-slim {FASTMCP} and mcp {MCP_SDK} (found `{got}`); install them with \
+             python3 -m pip install 'fastmcp-slim[client]=={FASTMCP}' mcp=={MCP_SDK}"
+        ));
+    }
+    Ok(py)
+}
+
+fn clients() -> Option<String> {
+    match python() {
+        Ok(py) => Some(py),
+        Err(why) => {
+            assert!(
+                std::env::var_os("SKILLPM_REQUIRE_MCP_CLIENTS").is_none(),
+                "SKILLPM_REQUIRE_MCP_CLIENTS is set but {why}"
+            );
+            eprintln!("skipping the MCP client tests: {why}");
+            None
+        }
+    }
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn unb64(v: &Value) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD
+        .decode(v.as_str().expect("base64 string"))
+        .expect("base64")
+}
+
+fn digest(bytes: &[u8]) -> String {
+    skillpm::checksum::Checksum::of_bytes(bytes).to_string()
+}
+
+/// The project every test serves, and what should be served from it.
+struct Tree {
+    f: Fixture,
+    /// command → directory, for every skill that must be served.
+    served: BTreeMap<String, PathBuf>,
+    /// command → files (relative) each served skill's manifest must list.
+    files: BTreeMap<String, Vec<&'static str>>,
+}
+
+impl Tree {
+    fn new() -> Tree {
+        let f = Fixture::new();
+        let proj = f.project_root();
+        let user = f.user_root();
+        f.write(
+            &f.project,
+            "skills.toml",
+            "[engine]\ndisabled = [\"turned-off\"]\n",
+        );
+        let alpha = f.skill(
+            &proj,
+            "alpha",
+            "name: alpha\ndescription: Fill in PDF forms and extract tables\nlicense: MIT\nmetadata:\n  author: test\n  tags: pdf forms",
+            "# Alpha\nRun scripts/fill.sh.\n",
+        );
+        f.write(&alpha, "references/guide.md", "guide v1\n");
+        f.write(&alpha, "scripts/fill.sh", "#!/bin/sh\necho fill\n");
+        f.write(&alpha, "assets/logo.bin", [0u8, 159, 146, 150, 255, 0, 1]);
+        f.write(&alpha, ".hidden-note", "dot entries are not served");
+        // Shadowed by the project's alpha.
+        f.skill(
+            &user,
+            "alpha",
+            "name: alpha\ndescription: the user's copy",
+            "user\n",
+        );
+        let notes = f.skill(
+            &user,
+            "notes",
+            "name: notes\ndescription: Keep meeting notes",
+            "",
+        );
+        f.skill(
+            &proj,
+            "needs-tool",
+            "name: needs-tool\ndescription: d\nrequires:\n  bins: [no-such-tool-xyz]",
+            "",
+        );
+        f.skill(
+            &proj,
+            "menu-only",
+            "name: menu-only\ndescription: d\nsven:\n  user_invocable_only: true",
+            "",
+        );
+        f.skill(&proj, "turned-off", "name: turned-off\ndescription: d", "");
+        f.write(
+            &proj,
+            "broken/SKILL.md",
+            "---\nname: broken\n---\nno description\n",
+        );
+        let implement = f.skill(
+            &proj,
+            "sven/implement",
+            "name: implement\ndescription: Implement a change\nallowed-tools: Bash Read",
+            "Plan, then code.\n",
+        );
+        let research = f.skill(
+            &proj,
+            "sven/implement/research",
+            "name: research\ndescription: Research before implementing",
+            "Read first.\n",
+        );
+        // Eligible and served, but not in skills/list: the extension's
+        // schema wants string metadata and a name equal to the directory.
+        let claw = f.skill(
+            &proj,
+            "claw",
+            "name: claw\ndescription: OpenClaw style\nmetadata: {\"openclaw\": {\"always\": true}}",
+            "",
+        );
+        let odd = f.skill(
+            &proj,
+            "odd-dir",
+            "name: other-name\ndescription: Renamed",
+            "",
+        );
+        let leaky = f.skill(&proj, "leaky", "name: leaky\ndescription: Has links", "");
+        f.write(&leaky, "real.md", "inside\n");
+        let outside = f.write(f.root(), "outside/secret.txt", "TOP SECRET\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            symlink(&outside, leaky.join("secret.txt")).expect("symlink");
+            symlink(outside.parent().expect("dir"), leaky.join("outdir")).expect("symlink");
+            symlink("real.md", leaky.join("alias.md")).expect("symlink");
+        }
+        let served = BTreeMap::from([
+            ("alpha".to_string(), alpha),
+            ("claw".to_string(), claw),
+            ("leaky".to_string(), leaky),
+            ("odd-dir".to_string(), odd),
+            ("notes".to_string(), notes),
+            ("sven/implement".to_string(), implement),
+            ("sven/implement/research".to_string(), research),
+        ]);
+        let files = BTreeMap::from([
+            (
+                "alpha".to_string(),
+                vec![
+                    "SKILL.md",
+                    "assets/logo.bin",
+                    "references/guide.md",
+                    "scripts/fill.sh",
+                ],
+            ),
+            ("claw".to_string(), vec!["SKILL.md"]),
+            ("leaky".to_string(), vec!["SKILL.md", "alias.md", "real.md"]),
+            ("odd-dir".to_string(), vec!["SKILL.md"]),
+            ("notes".to_string(), vec!["SKILL.md"]),
+            ("sven/implement".to_string(), vec!["SKILL.md"]),
+            ("sven/implement/research".to_string(), vec!["SKILL.md"]),
+        ]);
+        Tree { f, served, files }
+    }
+
+    /// The served set must be what `status` calls eligible, minus the
+    /// user-invocable-only skill; check the premise, then return the URIs.
+    fn expected_skill_uris(&self) -> BTreeSet<String> {
+        let status = self.f.status_json();
+        let state = |cmd: &str| -> Vec<String> {
+            status["skills"]
+                .as_array()
+                .expect("skills")
+                .iter()
+                .filter(|s| s["command"] == cmd)
+                .map(|s| s["state"].as_str().expect("state").to_string())
+                .collect()
+        };
+        assert_eq!(state("needs-tool"), ["skipped"]);
+        assert_eq!(state("turned-off"), ["skipped"]);
+        assert_eq!(state("alpha"), ["eligible", "shadowed"]);
+        assert_eq!(state("broken"), ["invalid"]);
+        assert_eq!(state("menu-only"), ["eligible"]);
+        let eligible: BTreeSet<String> = status["skills"]
+            .as_array()
+            .expect("skills")
+            .iter()
+            .filter(|s| s["state"] == "eligible" && s["command"] != "menu-only")
+            .map(|s| s["command"].as_str().expect("command").to_string())
+            .collect();
+        assert_eq!(eligible, self.served.keys().cloned().collect());
+        eligible
+            .iter()
+            .map(|c| format!("skill://{c}/SKILL.md"))
+            .collect()
+    }
+
+    /// The served skills `skills/list` carries.
+    fn listed_uris(&self) -> BTreeSet<String> {
+        let mut uris = self.expected_skill_uris();
+        uris.remove("skill://claw/SKILL.md");
+        uris.remove("skill://odd-dir/SKILL.md");
+        uris
+    }
+
+    /// Every file URI that must be served, with its bytes on disk now.
+    fn expected_files(&self) -> BTreeMap<String, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        for (cmd, rels) in &self.files {
+            for rel in rels {
+                let bytes = std::fs::read(self.served[cmd].join(rel)).expect("read");
+                out.insert(format!("skill://{cmd}/{rel}"), bytes);
+            }
+        }
+        out
+    }
+
+    fn stdio_server(&self) -> Value {
+        json!({
+            "command": [env!("CARGO_BIN_EXE_skillpm"), "mcp"],
+            "env": self.env(),
+            "cwd": self.f.project,
+        })
+    }
+
+    fn env(&self) -> BTreeMap<String, String> {
+        let f = &self.f;
+        let mut env = BTreeMap::from([
+            ("HOME".to_string(), f.home.display().to_string()),
+            (
+                "XDG_CONFIG_HOME".to_string(),
+                f.config.display().to_string(),
+            ),
+            ("XDG_CACHE_HOME".to_string(), f.cache.display().to_string()),
+            ("PATH".to_string(), f.bin.display().to_string()),
+            ("NO_COLOR".to_string(), "1".to_string()),
+        ]);
+        env.extend(f.extra_env.iter().cloned());
+        env
+    }
+}
+
+/// A driver's job: the server, the hostile URIs, the tool calls every
+/// test makes, and the disk changes to apply and wait for.
+fn job(server: Value, changes: Value) -> Value {
+    json!({
+        "server": server,
+        "hostile": HOSTILE,
+        "load": "sven/implement",
+        "search": "pdf forms",
+        "changes": changes,
+    })
+}
+
+const HOSTILE: &[&str] = &[
+    "skill://alpha/../../etc/passwd",
+    "skill://alpha/%2e%2e/%2e%2e/etc/passwd",
+    "skill://alpha/..%2F..%2Fetc%2Fpasswd",
+    "skill://alpha/references/..%5c..%5c..%5cetc%5cpasswd",
+    "skill://leaky/secret.txt",
+    "skill://leaky/outdir/secret.txt",
+    "skill://menu-only/SKILL.md",
+    "skill://needs-tool/SKILL.md",
+    "skill://turned-off/SKILL.md",
+    "skill://broken/SKILL.md",
+    "skill://alpha/.hidden-note",
+    "file:///etc/passwd",
+];
+
+/// Runs a driver with `job` on stdin; returns its JSON report.
+fn drive(py: &str, driver: &str, job: &Value) -> Value {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
+    let mut child = Command::new(py)
+        .arg(dir.join(driver))
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the client driver");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(job.to_string().as_bytes())
+        .expect("write the job");
+    let out = child.wait_with_output().expect("driver output");
+    assert!(
+        out.status.success(),
+        "{driver} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{driver} printed no report ({e}):\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn assert_refused(report: &Value) {
+    for uri in HOSTILE {
+        let r = &report["hostile"][uri];
+        assert_eq!(r["refused"], true, "{uri} was served: {r}");
+    }
+    // The hostile spellings are refused by name, not merely not found.
+    let err = report["hostile"]["skill://alpha/%2e%2e/%2e%2e/etc/passwd"]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if report["client"] == "mcp" {
+        assert!(err.contains("paths outside a skill are refused"), "{err}");
+    }
+    assert!(!report.to_string().contains(&b64(b"TOP SECRET\n")));
+}
+
+/// What both clients see: the resources and their bytes, the tools;
+/// `files` and `skill_uris` as they were before the driver changed anything.
+fn assert_resources(
+    report: &Value,
+    files: &BTreeMap<String, Vec<u8>>,
+    skill_uris: &BTreeSet<String>,
+) {
+    let got: BTreeMap<String, Vec<u8>> = report["resources"]
+        .as_object()
+        .expect("resources")
+        .iter()
+        .filter(|(uri, _)| *uri != "skill://index.json")
+        .map(|(uri, b)| (uri.clone(), unb64(b)))
+        .collect();
+    assert_eq!(&got, files, "resources/read must return the bytes on disk");
+    let listed: BTreeSet<String> = skill_uris
+        .iter()
+        .map(|u| u.trim_end_matches("/SKILL.md").to_string())
+        .collect();
+    let tool_list: BTreeSet<String> = report["tool_list"]
+        .as_array()
+        .expect("list_skills")
+        .iter()
+        .map(|s| format!("skill://{}", s["command"].as_str().expect("command")))
+        .collect();
+    assert_eq!(tool_list, listed);
+    let load = report["load"].as_str().expect("load_skill text");
+    assert!(load.starts_with("<skill_content command=\"sven/implement\""));
+    for want in [
+        "<skill command=\"sven/implement/research\">",
+        "Plan, then code.",
+        "<tools>\n<tool name=\"Bash\" required=\"true\" available=\"unknown\">",
+    ] {
+        assert!(load.contains(want), "{want} not in {load}");
+    }
+    let top = report["search"][0]["command"].as_str().unwrap_or_default();
+    assert_eq!(top, "alpha", "{}", report["search"]);
+    assert_refused(report);
+}
+
+#[test]
+fn fastmcp_sees_the_eligible_skills_through_the_skills_extension() {
+    let Some(py) = clients() else { return };
+    let tree = Tree::new();
+    let expected = tree.expected_skill_uris();
+    let listed = tree.listed_uris();
+    let files = tree.expected_files();
+    let alpha_md = tree.served["alpha"].join("SKILL.md");
+    let new_alpha = "---\nname: alpha\ndescription: Fill in PDF forms, edited\n---\n# Alpha v2\n";
+    let job = job(
+        tree.stdio_server(),
+        json!([
+            {"path": alpha_md, "content_b64": b64(new_alpha.as_bytes()), "uri": "skill://alpha/SKILL.md"},
+            // An eligibility change: disabling `notes` in skills.toml.
+            {"path": tree.f.project.join("skills.toml"),
+             "content_b64": b64(b"[engine]\ndisabled = [\"turned-off\", \"notes\"]\n"),
+             "uri": "skill://notes/SKILL.md"},
+        ]),
+    );
+    let report = drive(&py, "fastmcp_client.py", &job);
+    assert_eq!(report["protocol"], "2026-07-28");
+
+    // skills/list: exactly the eligible set, each manifest complete and true.
+    let skills = report["skills"].as_array().expect("skills");
+    let uris: BTreeSet<String> = skills
+        .iter()
+        .map(|s| s["uri"].as_str().expect("uri").to_string())
+        .collect();
+    assert_eq!(uris, listed);
+    for s in skills {
+        let cmd = s["uri"]
+            .as_str()
+            .and_then(|u| u.strip_prefix("skill://"))
+            .and_then(|u| u.strip_suffix("/SKILL.md"))
+            .expect("skill uri");
+        let manifest: BTreeMap<String, (String, u64)> = s["resources"]
+            .as_array()
+            .expect("manifest")
+            .iter()
+            .map(|r| {
+                let uri = r["uri"].as_str().expect("uri").to_string();
+                let d = r["digest"].as_str().expect("digest").to_string();
+                (uri, (d, r["size"].as_u64().expect("size")))
+            })
+            .collect();
+        let want: BTreeMap<String, (String, u64)> = tree.files[cmd]
+            .iter()
+            .map(|rel| {
+                let uri = format!("skill://{cmd}/{rel}");
+                let bytes = &files[&uri];
+                (uri, (digest(bytes), bytes.len() as u64))
+            })
+            .collect();
+        assert_eq!(manifest, want, "manifest of {cmd}");
+    }
+    let alpha = skills
+        .iter()
+        .find(|s| s["uri"] == "skill://alpha/SKILL.md")
+        .expect("alpha");
+    assert_eq!(alpha["frontmatter"]["license"], "MIT");
+    assert_eq!(alpha["frontmatter"]["metadata"]["tags"], "pdf forms");
+    assert_eq!(
+        report["got"], report["skills"],
+        "skills/get agrees with skills/list"
+    );
+
+    // skill://index.json in the discovery-index shape.
+    let index = &report["index"];
+    assert_eq!(
+        index["$schema"],
+        "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
+    );
+    let entries: BTreeSet<(String, String)> = index["skills"]
+        .as_array()
+        .expect("index skills")
+        .iter()
+        .map(|e| {
+            assert_eq!(e["type"], "skill-md");
+            let url = e["url"].as_str().expect("url").to_string();
+            assert_eq!(e["digest"].as_str(), Some(digest(&files[&url]).as_str()));
+            (e["name"].as_str().expect("name").to_string(), url)
+        })
+        .collect();
+    assert!(entries.contains(&(
+        "research".into(),
+        "skill://sven/implement/research/SKILL.md".into()
+    )));
+    assert_eq!(entries.len(), expected.len());
+
+    assert_resources(&report, &files, &expected);
+
+    // An edit is announced on the listen stream, then served.
+    let edit = &report["changes"][0];
+    assert_eq!(edit["notified"], true, "{edit}");
+    assert_eq!(unb64(&edit["after"]), new_alpha.as_bytes());
+    let listed_alpha = edit["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .find(|s| s["uri"] == "skill://alpha/SKILL.md")
+        .expect("alpha after the edit")
+        .clone();
+    assert_eq!(
+        listed_alpha["frontmatter"]["description"],
+        "Fill in PDF forms, edited"
+    );
+    assert!(listed_alpha["resources"]
+        .as_array()
+        .expect("manifest")
+        .iter()
+        .any(|r| r["digest"] == digest(new_alpha.as_bytes())));
+    // A skill that stops being eligible is announced and no longer served.
+    let disabled = &report["changes"][1];
+    assert_eq!(disabled["notified"], true, "{disabled}");
+    assert!(disabled.get("after").is_none(), "{disabled}");
+    assert!(!disabled["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .any(|s| s["uri"] == "skill://notes/SKILL.md"));
+}
+
+#[test]
+fn the_python_sdk_reads_plain_resources_and_tools_on_2025_11_25() {
+    let Some(py) = clients() else { return };
+    let tree = Tree::new();
+    let expected = tree.expected_skill_uris();
+    let files = tree.expected_files();
+    let guide = tree.served["alpha"].join("references/guide.md");
+    let fresh = tree.f.project_root().join("fresh/SKILL.md");
+    let fresh_md = "---\nname: fresh\ndescription: Added while serving\n---\nnew\n";
+    let job = job(
+        tree.stdio_server(),
+        json!([
+            {"path": guide, "content_b64": b64(b"guide v2\n"), "uri": "skill://alpha/references/guide.md"},
+            {"path": fresh, "content_b64": b64(fresh_md.as_bytes()), "uri": "skill://fresh/SKILL.md"},
+        ]),
+    );
+    let report = drive(&py, "sdk_client.py", &job);
+    assert_eq!(report["protocol"], "2025-11-25");
+    assert!(report["extensions"]
+        .as_array()
+        .expect("extensions")
+        .contains(&json!("io.modelcontextprotocol/skills")));
+    assert_eq!(
+        report["tools"],
+        json!(["list_skills", "load_skill", "search_skills"])
+    );
+    let mut want: BTreeSet<String> = files.keys().cloned().collect();
+    want.insert("skill://index.json".into());
+    let listed: BTreeSet<String> = report["listed"]
+        .as_array()
+        .expect("listed")
+        .iter()
+        .map(|u| u.as_str().expect("uri").to_string())
+        .collect();
+    assert_eq!(listed, want);
+    assert_eq!(report["load_unknown_is_error"], true);
+    assert_resources(&report, &files, &expected);
+
+    // An edit: list_changed on the session and resources/updated for the
+    // subscribed URI, then the new bytes.
+    let edit = &report["changes"][0];
+    assert_eq!(edit["notified"], true, "{edit}");
+    assert!(edit["events"]
+        .as_array()
+        .expect("events")
+        .contains(&json!(["updated", "skill://alpha/references/guide.md"])));
+    assert_eq!(unb64(&edit["after"]), b"guide v2\n");
+    // A new skill appears in the list and is served.
+    let added = &report["changes"][1];
+    assert_eq!(added["notified"], true, "{added}");
+    assert_eq!(unb64(&added["after"]), fresh_md.as_bytes());
+    assert!(added["listed"]
+        .as_array()
+        .expect("listed")
+        .contains(&json!("skill://fresh/SKILL.md")));
+}
+
+/// `skillpm mcp --http 127.0.0.1:0`, with the address it prints.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(f: &Fixture) -> HttpServer {
+        HttpServer::start_with(f, None)
+    }
+
+    /// With `open_files`, the server runs under `ulimit -n open_files`.
+    fn start_with(f: &Fixture, open_files: Option<u32>) -> HttpServer {
+        let bin = env!("CARGO_BIN_EXE_skillpm");
+        let mut cmd = match open_files {
+            None => f.command(bin),
+            Some(n) => {
+                let mut c = f.command("/bin/sh");
+                c.args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\""), bin]);
+                c
+            }
+        };
+        let mut child = cmd
+            .args(["mcp", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start skillpm mcp --http");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("skillpm mcp exited before listening")
+                .expect("stderr line");
+            if let Some(url) = line.split("listening on ").nth(1) {
+                break url.trim().to_string();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        HttpServer { child, url }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn both_clients_work_over_streamable_http() {
+    let Some(py) = clients() else { return };
+    let tree = Tree::new();
+    let server = HttpServer::start(&tree.f);
+    let expected = tree.expected_skill_uris();
+    let files = tree.expected_files();
+    let guide = tree.served["alpha"].join("references/guide.md");
+    let sdk = drive(
+        &py,
+        "sdk_client.py",
+        &job(
+            json!({"url": server.url}),
+            json!([
+                {"path": guide, "content_b64": b64(b"guide over http\n"), "uri": "skill://alpha/references/guide.md"},
+            ]),
+        ),
+    );
+    assert_eq!(sdk["protocol"], "2025-11-25");
+    assert_resources(&sdk, &files, &expected);
+    assert_eq!(sdk["changes"][0]["notified"], true, "{}", sdk["changes"]);
+    assert_eq!(unb64(&sdk["changes"][0]["after"]), b"guide over http\n");
+
+    let fast = drive(
+        &py,
+        "fastmcp_client.py",
+        &job(json!({"url": server.url}), json!([])),
+    );
+    assert_eq!(fast["protocol"], "2026-07-28");
+    let uris: BTreeSet<String> = fast["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .map(|s| s["uri"].as_str().expect("uri").to_string())
+        .collect();
+    assert_eq!(uris, tree.listed_uris());
+    let mut files = files;
+    files.insert(
+        "skill://alpha/references/guide.md".into(),
+        b"guide over http\n".to_vec(),
+    );
+    assert_resources(&fast, &files, &expected);
+}
+
+/// `host:port` of a server URL `http://host:port/mcp`.
+fn authority(url: &str) -> &str {
+    url.trim_start_matches("http://").trim_end_matches("/mcp")
+}
+
+/// One request on its own connection; the status code and the
+/// `Mcp-Session-Id` header of the answer (the body is not read).
+fn raw_request(
+    url: &str,
+    method: &str,
+    session: Option<&str>,
+    body: &str,
+) -> (u16, Option<String>) {
+    use std::io::Read;
+    let host = authority(url);
+    let mut s = std::net::TcpStream::connect(host).expect("connect");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .expect("timeout");
+    let session = session.map_or(String::new(), |id| format!("Mcp-Session-Id: {id}\r\n"));
+    write!(
+        s,
+        "{method} /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            other => panic!(
+                "{method} /mcp: no complete answer ({other:?}) after {:?}",
+                String::from_utf8_lossy(&head)
+            ),
+        }
+    }
+    let head = String::from_utf8_lossy(&head).to_string();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
+    let id = head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| v.trim().to_string())
+    });
+    (status, id)
+}
+
+fn initialize(url: &str) -> (u16, Option<String>) {
+    raw_request(
+        url,
+        "POST",
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    )
+}
+
+/// Sockets that connect and never send a byte used to hold a descriptor
+/// each until the server could accept nothing more (`axum::serve` has no
+/// timeouts), and the next real client waited forever. Now the server
+/// serves through the registry's connection handling: past what its
+/// open-files limit allows, a newcomer evicts a silent connection.
+#[test]
+fn silent_sockets_beyond_the_open_files_limit_do_not_lock_out_a_client() {
+    let tree = Tree::new();
+    let server = HttpServer::start_with(&tree.f, Some(256));
+    let silent: Vec<std::net::TcpStream> = (0..400)
+        .map(|_| std::net::TcpStream::connect(authority(&server.url)).expect("connect"))
+        .collect();
+    // Old enough to be evicted (the grace is 1 s).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (status, id) = initialize(&server.url);
+    assert_eq!(status, 200);
+    assert!(id.is_some(), "no session id");
+    drop(silent);
+}
+
+/// Every `initialize` starts a session that lives for five idle minutes;
+/// the server keeps at most 64 at once, refuses the next, and takes a new
+/// one again once a client closes its own.
+#[test]
+fn http_sessions_are_capped_and_a_closed_one_makes_room() {
+    let tree = Tree::new();
+    let server = HttpServer::start(&tree.f);
+    let ids: Vec<String> = (0..64)
+        .map(|i| match initialize(&server.url) {
+            (200, Some(id)) => id,
+            other => panic!("session {i}: {other:?}"),
+        })
+        .collect();
+    let (status, id) = initialize(&server.url);
+    assert_eq!((status, id), (500, None), "the 65th session was admitted");
+    let (status, _) = raw_request(&server.url, "DELETE", Some(&ids[0]), "");
+    assert!((200..300).contains(&status), "DELETE: {status}");
+    // The place is given back when the closed session's task ends.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match initialize(&server.url) {
+            (200, Some(_)) => break,
+            other if std::time::Instant::now() > deadline => {
+                panic!("no room after closing a session: {other:?}")
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+}
+
+#[test]
+fn stdout_carries_only_the_protocol_and_a_closed_stdin_ends_the_server() {
+    let tree = Tree::new();
+    let out = tree
+        .f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .arg("mcp")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run skillpm mcp");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    for want in [
+        "serving 7 skill(s)",
+        "claw: not in skills/list: `metadata` must map strings to strings",
+        "odd-dir: not in skills/list",
+        "secret.txt: refused, a symlink out of the skill",
+    ] {
+        assert!(err.contains(want), "{want} not in {err}");
+    }
+}
+
+#[test]
+fn http_refuses_an_address_other_hosts_can_reach() {
+    let tree = Tree::new();
+    let out = tree
+        .f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .args(["mcp", "--http", "0.0.0.0:0"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run skillpm mcp");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("takes a loopback address"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// The official MCP inspector's CLI (`@modelcontextprotocol/inspector`
+/// 2.12.0), which runs the SEP-2640 conformance and digest checks itself
+/// (`--verify`). Installed with
+/// `npm install --prefix target/mcp-inspector @modelcontextprotocol/inspector@2.12.0`,
+/// or named by SKILLPM_MCP_INSPECTOR; required when
+/// SKILLPM_REQUIRE_MCP_INSPECTOR=1.
+fn inspector() -> Option<PathBuf> {
+    let path = std::env::var_os("SKILLPM_MCP_INSPECTOR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/mcp-inspector/node_modules/.bin/mcp-inspector")
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    let why = format!(
+        "{} is missing (npm install --prefix target/mcp-inspector @modelcontextprotocol/inspector@2.12.0)",
+        path.display()
+    );
+    assert!(
+        std::env::var_os("SKILLPM_REQUIRE_MCP_INSPECTOR").is_none(),
+        "SKILLPM_REQUIRE_MCP_INSPECTOR is set but {why}"
+    );
+    eprintln!("skipping the inspector test: {why}");
+    None
+}
+
+#[test]
+fn the_official_inspector_verifies_every_listed_skill_in_both_eras() {
+    let Some(cli) = inspector() else { return };
+    let tree = Tree::new();
+    let listed = tree.listed_uris();
+    for era in ["modern", "legacy"] {
+        let mut cmd = Command::new(&cli);
+        cmd.env_clear()
+            .env("HOME", &tree.f.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .args(["--cli", "--protocol-era", era, "--method", "skills/list"])
+            .args(["--verify", "--require-digests", "--format", "json", "-q"])
+            .arg("--cwd")
+            .arg(&tree.f.project);
+        for (k, v) in tree.env() {
+            cmd.arg("-e").arg(format!("{k}={v}"));
+        }
+        let out = cmd
+            .arg(env!("CARGO_BIN_EXE_skillpm"))
+            .arg("mcp")
+            .output()
+            .expect("run the inspector");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{era}: inspector exit {:?}\n{text}\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut verified = BTreeSet::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let r: Value = serde_json::from_str(line).expect("one JSON report per skill");
+            assert_eq!(r["ok"], true, "{era}: {r}");
+            assert_eq!(r["outcome"], "verified", "{era}: {r}");
+            verified.insert(r["uri"].as_str().expect("uri").to_string());
+        }
+        assert_eq!(verified, listed, "{era}");
+    }
+}
