@@ -4,10 +4,10 @@
 //! and prints. Data flows one way: spec → manifest → resolve (through a
 //! [`source::Source`]) → lock → plan → prepare → apply → lock written.
 //! The [`engine`] is the agent-side view (discovery, eligibility, prompt,
-//! load) and is kept free of network and install code so an agent runtime
-//! can embed it alone.
+//! load): the `skillpm-engine` crate, free of network, async and install
+//! code so an agent runtime can embed it alone.
 
-pub mod engine;
+pub use skillpm_engine as engine;
 pub mod error;
 pub mod mcp;
 pub mod ops;

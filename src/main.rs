@@ -5,7 +5,7 @@ mod cli;
 use anyhow::{Context, Result};
 use clap::Parser;
 use cli::args::{CacheAction, Cli, Command, OwnerAction, PackageCommand};
-use cli::output::{eprint_line, note, one_line, print, Exit};
+use cli::output::{eprint_line, note, one_line, print, write_stdout, Exit};
 use cli::{progress::CliReporter, render};
 use skillpm::engine::{catalog, config::Environment, load, validate};
 use skillpm::ops;
@@ -90,6 +90,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             skillpm::mcp::run(env, transport)?;
         }
         Command::Package(p) => return package_command(p, &env, cli.quiet),
+        Command::Completions { shell } => write_stdout(&cli::docs::completions(shell))?,
+        Command::GenerateMan { dir } => cli::docs::man_pages(&dir)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -110,8 +112,6 @@ fn usage_exit(e: skillpm::error::Error) -> anyhow::Error {
 }
 
 fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Result<ExitCode> {
-    // Each of these commands is the last thing this process does.
-    ops::one_shot();
     let reporter = CliReporter::new(quiet);
     let summary = match cmd {
         PackageCommand::Init => {

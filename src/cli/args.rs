@@ -42,7 +42,7 @@ pub enum Command {
         #[arg(long, value_name = "A,B,C", value_delimiter = ',')]
         tools: Option<Vec<String>>,
     },
-    /// Print the <available_skills> block an agent would see.
+    /// Print the `<available_skills>` block an agent would see.
     Prompt {
         /// Character budget for the skill entries.
         #[arg(long, default_value_t = prompt::DEFAULT_BUDGET)]
@@ -63,7 +63,7 @@ pub enum Command {
         #[arg(long, requires = "query")]
         json: bool,
     },
-    /// Print the <skill_content> block for one skill command.
+    /// Print the `<skill_content>` block for one skill command.
     Load {
         /// The skill's command (its path below the root). Use `--` before names starting with `-`.
         command: String,
@@ -90,6 +90,24 @@ pub enum Command {
     },
     #[command(flatten)]
     Package(PackageCommand),
+    /// Print a shell's completion script on stdout.
+    ///
+    /// Save it where the shell loads completions, e.g.
+    /// `skillpm completions bash > ~/.local/share/bash-completion/completions/skillpm`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write one man page per command (`skillpm.1`, `skillpm-add.1`, ...) into DIR.
+    // Hidden from help and from completions: man pages are a packager's
+    // build step, not a command for daily use. The book's reference comes
+    // from the same definitions (`cli::docs`).
+    #[command(hide = true)]
+    GenerateMan {
+        /// The directory to write the pages into (created if missing).
+        dir: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -339,9 +357,9 @@ impl From<ValidateDialect> for skillpm::engine::validate::Dialect {
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum PromptFormat {
-    /// <skill><command/><name/><description/></skill>
+    /// `<skill><command/><name/><description/></skill>`
     Seed,
-    /// The Agent Skills reference format: <skill><name/><description/><location/></skill>
+    /// The Agent Skills reference format: `<skill><name/><description/><location/></skill>`
     AgentSkills,
 }
 

@@ -23,26 +23,7 @@ pub use verify::{verify, VerifyIssue};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// Set by [`one_shot`].
-static ONE_SHOT: AtomicBool = AtomicBool::new(false);
-
-/// Declares that this process ends as soon as its one command returns,
-/// as the CLI does. A successful run then leaves its runtime (threads
-/// parked), its caches and its project lock to the exit, which reclaims
-/// them at once: waking three idle threads to end and freeing every
-/// buffer first cost a 10-skill git add about 0.3 ms, with the command's
-/// work done. A process that runs many commands (tests, an embedding
-/// program) does not call it, and every run is torn down.
-pub fn one_shot() {
-    ONE_SHOT.store(true, Ordering::Relaxed);
-}
-
-fn is_one_shot() -> bool {
-    ONE_SHOT.load(Ordering::Relaxed)
-}
 
 /// Flags shared by the commands that install.
 #[derive(Debug, Clone, Default)]

@@ -89,20 +89,12 @@ impl<'a> Run<'a> {
     }
 
     /// Ends the run with its outcome. After a success nothing is left on
-    /// the runtime, so its idle blocking threads end with the process
-    /// instead of being woken and joined one by one first (about 0.9 ms, 4%,
-    /// of a 10-skill git add or restore). In a process that ends with
-    /// its one command ([`super::one_shot`]) the whole run is left to the
-    /// exit: the threads stay parked rather than being woken to end while
-    /// the command finishes, and nothing is freed piece by piece. After a
-    /// failure the runtime is dropped as usual: a blocking task may still
-    /// be removing a staging directory.
+    /// the runtime, so its idle blocking threads are not waited for. After
+    /// a failure the runtime is dropped as usual: a blocking task may
+    /// still be removing a staging directory.
     pub fn finish<T>(self, outcome: Result<T>) -> Result<T> {
         if outcome.is_ok() {
-            match super::is_one_shot() {
-                true => std::mem::forget(self),
-                false => self.rt.shutdown_background(),
-            }
+            self.rt.shutdown_background();
         }
         outcome
     }
@@ -134,7 +126,7 @@ impl<'a> Run<'a> {
         // A command that changes what is resolved writes the lock (and
         // `add` the manifest): the thread that will write them starts now,
         // while resolving, rather than once they are known, when its start
-        // (0.25 ms on two busy cores) held up the sync that ends the run.
+        // held up the sync that ends the run (BENCHMARKS.md).
         let locked = self.opts.locked || self.opts.frozen;
         let writer = (!locked && !matches!(refresh, Refresh::Nothing))
             .then(Writer::start)
@@ -179,9 +171,8 @@ impl<'a> Run<'a> {
         // while the trees are planned, prepared and swapped, and
         // renamed into place only once every tree is. A run that
         // fails before then drops them unrenamed. Started before the
-        // staging threads, which held the sync's start up by 0.8 ms
-        // of a 10-skill `add` on two cores, where it then ended last,
-        // on a thread started before resolving when a write is sure.
+        // staging threads, which otherwise held the sync's start up, on a
+        // thread started before resolving when a write is sure.
         let syncing = writes.start(writer);
         let plans: Vec<Plan> = install::plan_all(&roots, &new.skills, &self.cache, mode);
         // The cache is held from here while this run fetches into it
@@ -344,9 +335,7 @@ struct Writer {
     /// What the thread sends as soon as the files are synced: the run
     /// waits on this sync last, and waiting for the thread to end put its
     /// exit (its stack, its arena, a wake-up once it is gone) in front of
-    /// the renames. With the early start above, part of a 10-skill git
-    /// `add` that measured 0.484x / 0.486x of skillcask against 0.528x /
-    /// 0.532x for the build before (README, Benchmarks).
+    /// the renames (BENCHMARKS.md has the figures).
     synced: Receiver<std::result::Result<Synced, FsError>>,
     thread: JoinHandle<()>,
 }

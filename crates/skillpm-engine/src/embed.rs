@@ -5,8 +5,8 @@
 //! config files read.
 //!
 //! ```no_run
-//! use skillpm::engine::embed::{Engine, Host};
-//! use skillpm::engine::disclose::Options;
+//! use skillpm_engine::embed::{Engine, Host};
+//! use skillpm_engine::disclose::Options;
 //!
 //! let host = Host::new()
 //!     .bins(["git", "sh"])
@@ -24,13 +24,13 @@
 //! command) and byte-identical for the same tree and host. `examples/embed.rs`
 //! is a runnable version.
 
-use super::catalog::{Catalog, SkillEntry};
-use super::config::Environment;
-use super::disclose::{self, Disclosure, Options};
-use super::load::{self, LoadError};
-use super::prompt::{self, Format};
-use super::search::{SearchHit, SearchIndex};
-use super::tools::{HostTools, ToolPolicy, ToolStatus, ToolValidation};
+use crate::catalog::{Catalog, SkillEntry};
+use crate::config::Environment;
+use crate::disclose::{self, Disclosure, Options};
+use crate::load::{self, LoadError};
+use crate::prompt::{self, Format};
+use crate::search::{SearchHit, SearchIndex};
+use crate::tools::{HostTools, ToolPolicy, ToolStatus, ToolValidation};
 use std::path::PathBuf;
 
 /// What the host offers, for eligibility. Nothing is read from the
@@ -119,12 +119,12 @@ impl Engine {
         self.catalog.visible()
     }
 
-    /// Ranked search ([`super::search`]).
+    /// Ranked search ([`crate::search`]).
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         self.index.search(query, limit)
     }
 
-    /// The prompt text `query` earns ([`super::disclose`]).
+    /// The prompt text `query` earns ([`crate::disclose`]).
     pub fn disclose(&self, query: &str, opts: &Options) -> Disclosure {
         disclose::disclose(&self.catalog, &self.index, query, opts)
     }

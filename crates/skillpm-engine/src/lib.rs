@@ -1,6 +1,7 @@
 //! The agent-side engine: discovery, `SKILL.md` parsing, eligibility, and
-//! the prompt/load renderings. It performs no network access and installs
-//! nothing, so an agent runtime can embed it alone.
+//! the prompt/load renderings. It performs no network access, runs no
+//! async runtime and installs nothing, so an agent runtime can embed it
+//! alone (`examples/embed.rs` depends on this crate only).
 
 pub mod agent_view;
 pub mod agents;
@@ -11,6 +12,7 @@ pub mod discover;
 pub mod eligibility;
 pub mod embed;
 pub mod load;
+pub mod parallel;
 pub mod prompt;
 pub mod search;
 pub use skillpm_core::skill;

@@ -76,7 +76,7 @@ impl Triggers {
                                     Ok(regex) => t.patterns.push(Pattern { source: p, regex }),
                                     Err(e) => warnings.push(format!(
                                         "triggers.patterns: `{}` is not used: {e}",
-                                        crate::engine::catalog::one_line(&p, 60)
+                                        crate::catalog::one_line(&p, 60)
                                     )),
                                 }
                             }
@@ -168,7 +168,7 @@ pub fn brief_description(fm: &Map<String, Value>, description: &str) -> String {
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty());
     let text = explicit.unwrap_or_else(|| first_sentence(description));
-    crate::engine::catalog::one_line(text, MAX_BRIEF_CHARS)
+    crate::catalog::one_line(text, MAX_BRIEF_CHARS)
 }
 
 /// The first sentence of `s`: up to and including the first `.`, `!` or
@@ -234,7 +234,7 @@ pub fn word_key(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::frontmatter as fm;
+    use crate::testing::frontmatter as fm;
 
     #[test]
     fn reads_both_dialects() {

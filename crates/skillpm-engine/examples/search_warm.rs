@@ -3,9 +3,9 @@
 //! QUERIES_FILE (one per line), `ROUNDS` times over. Prints one JSON line:
 //! build time and query latency percentiles in milliseconds.
 //!
-//! Run: `cargo run --release --example search_warm -- ROOT QUERIES_FILE [ROUNDS]`
+//! Run: `cargo run -p skillpm-engine --release --example search_warm -- ROOT QUERIES_FILE [ROUNDS]`
 
-use skillpm::engine::embed::{Engine, Host};
+use skillpm_engine::embed::{Engine, Host};
 use std::time::Instant;
 
 fn main() {

@@ -1,12 +1,12 @@
 //! What one named agent sees: its roots in its precedence, evaluated in its
-//! dialect ([`super::agents`]); and the matrix of every skill against every
+//! dialect ([`crate::agents`]); and the matrix of every skill against every
 //! agent. skillpm's own config (`[engine] roots`, `disabled`) is skillpm's,
 //! not the agent's, so it plays no part here.
 
-use super::agents::{Agent, AGENTS};
-use super::catalog::{Catalog, State};
-use super::config::Environment;
-use super::discover::{Layout, Root};
+use crate::agents::{Agent, AGENTS};
+use crate::catalog::{Catalog, State};
+use crate::config::Environment;
+use crate::discover::{Layout, Root};
 use serde::Serialize;
 use std::collections::BTreeSet;
 

@@ -7,7 +7,7 @@
 //! [`Environment`] so tests can build it explicitly and results are
 //! reproducible.
 
-use super::tools::{HostTools, ToolPolicy, ToolValidation};
+use crate::tools::{HostTools, ToolPolicy, ToolValidation};
 use serde::Deserialize;
 use skillpm_core::platform::UserDirs;
 use skillpm_core::text::line_of;
@@ -96,7 +96,7 @@ impl Environment {
     /// no home, no config, no project, no binaries, no variables, this OS.
     /// An embedder fills in what its host offers ([`Self::bins`],
     /// [`Self::env_set`], [`Self::tools`], [`Self::os`]) and builds a
-    /// catalog with [`super::catalog::Catalog::from_roots`].
+    /// catalog with [`crate::catalog::Catalog::from_roots`].
     pub fn isolated() -> Self {
         Environment {
             home: None,
@@ -149,7 +149,7 @@ pub struct EngineTable {
     pub disabled: Vec<String>,
     /// The host's tools, checked against each skill's tool references.
     pub tools: Option<Vec<String>>,
-    /// What a missing tool does (see [`super::tools`]).
+    /// What a missing tool does (see [`crate::tools`]).
     pub tool_validation: Option<ToolValidation>,
 }
 

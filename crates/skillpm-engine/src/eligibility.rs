@@ -8,7 +8,7 @@
 //! one [`Requirements`]. Kinds the engine does not know never hide a skill;
 //! they are listed as unchecked.
 
-use super::config::Environment;
+use crate::config::Environment;
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -220,7 +220,7 @@ impl<'a> Probe<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::frontmatter as fm;
+    use crate::testing::frontmatter as fm;
 
     #[test]
     fn merges_all_three_dialects() {
@@ -234,6 +234,38 @@ mod tests {
         assert_eq!(r.unchecked, ["mcp"]);
         assert_eq!(r.conflicts, ["other"]);
         assert!(r.always && r.user_invocable_only);
+    }
+
+    /// How a binary is found is the platform's (the `which` crate): on
+    /// Unix and macOS an executable file on PATH; on Windows a file on
+    /// PATH with one of `PATHEXT`'s extensions (`docker` is `docker.exe`),
+    /// where there is no executable bit.
+    #[test]
+    fn binaries_are_found_on_path_as_the_platform_finds_them() {
+        let t = tempfile::tempdir().unwrap();
+        let mut env = Environment::isolated();
+        env.bins = None;
+        env.path_var = Some(t.path().as_os_str().to_owned());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let write = |name: &str, mode: u32| {
+                let p = t.path().join(name);
+                std::fs::write(&p, "#!/bin/sh\n").unwrap();
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            };
+            write("tool", 0o755);
+            write("notes", 0o644);
+            let probe = Probe::new(&env);
+            assert!(probe.has_bin("tool"));
+            assert!(!probe.has_bin("notes"), "not executable");
+            assert!(!probe.has_bin("absent"));
+        }
+        #[cfg(windows)]
+        {
+            std::fs::write(t.path().join("tool.exe"), "").unwrap();
+            assert!(Probe::new(&env).has_bin("tool"));
+        }
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //! (`<phrase>`, `<keyword>`, `<verb>`, `<pattern>` children, in the
 //! author's order), so an agent can see what should bring it forward.
 
-use super::catalog::{Catalog, SkillEntry};
-use super::triggers::Triggers;
+use crate::catalog::{Catalog, SkillEntry};
+use crate::triggers::Triggers;
 use skillpm_core::text;
 
 /// Default character budget for the block's skill entries.
@@ -76,7 +76,7 @@ fn push_xml_char(out: &mut String, c: char) {
 pub enum Detail {
     /// The whole `description`.
     Full,
-    /// The brief description ([`super::triggers::brief_description`]).
+    /// The brief description ([`crate::triggers::brief_description`]).
     Brief,
 }
 

@@ -2,9 +2,9 @@
 //! skill — the body, where the skill lives, what files it bundles, and which
 //! sub-skills sit directly below it.
 
-use super::catalog::{Catalog, State};
-use super::discover::SKILL_FILES;
-use super::prompt::{xml_cdata, xml_escape};
+use crate::catalog::{Catalog, State};
+use crate::discover::SKILL_FILES;
+use crate::prompt::{xml_cdata, xml_escape};
 use skillpm_core::skill::INSTALL_MARKER;
 use std::path::{Path, PathBuf};
 

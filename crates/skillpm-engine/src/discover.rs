@@ -6,7 +6,7 @@
 //! them, so a project always beats the user, as it does for the built-in
 //! roots.
 
-use super::config::{read_engine_table, resolve_path, ConfigError, Environment, MANIFEST_FILE};
+use crate::config::{read_engine_table, resolve_path, ConfigError, Environment, MANIFEST_FILE};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -4,12 +4,12 @@
 //! command, then highest precedence first, so every rendering of a catalog
 //! is deterministic.
 
-use super::agents::{self, Key};
-use super::config::{ConfigError, Environment};
-use super::discover::{self, Found, Root, Scope};
-use super::eligibility::{Probe, Reason, Requirements};
-use super::tools::{ToolPolicy, ToolRefs, ToolStatus, Verdict};
-use super::triggers::{self, Triggers};
+use crate::agents::{self, Key};
+use crate::config::{ConfigError, Environment};
+use crate::discover::{self, Found, Root, Scope};
+use crate::eligibility::{Probe, Reason, Requirements};
+use crate::tools::{ToolPolicy, ToolRefs, ToolStatus, Verdict};
+use crate::triggers::{self, Triggers};
 use serde_json::{json, Value};
 use skillpm_core::skill::{self, SkillDoc, SkillError, Warning};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -51,11 +51,11 @@ pub struct SkillEntry {
     pub requirements: Requirements,
     /// The parsed file; `None` when it could not be loaded.
     pub doc: Option<SkillDoc>,
-    /// What should bring the skill forward ([`super::triggers`]).
+    /// What should bring the skill forward ([`crate::triggers`]).
     pub triggers: Triggers,
     /// `brief_description`, else the first sentence of the description.
     pub brief: String,
-    /// The tools the skill names ([`super::tools`]).
+    /// The tools the skill names ([`crate::tools`]).
     pub tools: ToolRefs,
     /// Set by the installer layer: the version skillpm installed here.
     pub installed: Option<String>,
@@ -78,7 +78,7 @@ impl Catalog {
 
     /// The catalog over `layout`'s roots, reading eligibility keys in
     /// `dialect` only (`None`: skillpm's, every form), as one named agent
-    /// sees it ([`super::agents`]).
+    /// sees it ([`crate::agents`]).
     pub fn build_from(
         env: &Environment,
         layout: discover::Layout,
@@ -86,7 +86,7 @@ impl Catalog {
     ) -> Catalog {
         // `layout` read the same config files, so only a file changed
         // since then can fail here; it then checks no tools.
-        let tool_policy = super::config::tool_policy(env).unwrap_or_default();
+        let tool_policy = crate::config::tool_policy(env).unwrap_or_default();
         Catalog::assemble(env, layout, dialect, tool_policy)
     }
 
@@ -97,7 +97,7 @@ impl Catalog {
         env: &Environment,
         views: Vec<(discover::Layout, Option<&[Key]>)>,
     ) -> Vec<Catalog> {
-        let tool_policy = super::config::tool_policy(env).unwrap_or_default();
+        let tool_policy = crate::config::tool_policy(env).unwrap_or_default();
         let found: Vec<Vec<Found>> = views.iter().map(|(l, _)| discover::scan(l)).collect();
         let mut index: HashMap<&Path, usize> = HashMap::new();
         let mut unique: Vec<Found> = Vec::new();

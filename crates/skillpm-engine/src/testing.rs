@@ -1,9 +1,9 @@
 //! Test support for engine unit tests: real skill trees in a temporary
 //! directory, read through the same catalog an agent gets.
 
-use super::catalog::Catalog;
-use super::config::Environment;
-use super::tools::ToolPolicy;
+use crate::catalog::Catalog;
+use crate::config::Environment;
+use crate::tools::ToolPolicy;
 use serde_json::{Map, Value};
 
 /// A frontmatter map from YAML text, read as the loader reads it.

@@ -3,12 +3,12 @@
 //! environment variables, tools), then search, disclose by tiers and load.
 //! Nothing here touches the network or installs anything.
 //!
-//! Run: `cargo run --example embed` (a small generated tree), or
-//! `cargo run --example embed -- ROOT...` for your own skill roots.
+//! Run: `cargo run -p skillpm-engine --example embed` (a small generated tree), or
+//! `cargo run -p skillpm-engine --example embed -- ROOT...` for your own skill roots.
 
-use skillpm::engine::disclose::Options;
-use skillpm::engine::embed::{Engine, Host};
-use skillpm::engine::tools::ToolValidation;
+use skillpm_engine::disclose::Options;
+use skillpm_engine::embed::{Engine, Host};
+use skillpm_engine::tools::ToolValidation;
 use std::path::PathBuf;
 
 const SKILLS: &[(&str, &str)] = &[

@@ -4,13 +4,13 @@
 //! Pure data and pure functions (no I/O), so an agent runtime embedding the
 //! engine gets the same answers as `skillpm status --agent NAME`. Every row
 //! comes from the agent's own documentation, cited in [`Agent::source`]
-//! (and in the README's agent table). Where a document names directories but
-//! not their order, the order below is the one the README states as ours:
+//! (and in the book: docs/src/reference/agents.md). Where a document names directories but
+//! not their order, the order below is the one the book states as ours:
 //! project over user, and within a scope the agent's own directory over the
 //! shared ones it reads for compatibility.
 
-use super::config::Environment;
-use super::discover::Scope;
+use crate::config::Environment;
+use crate::discover::Scope;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 
@@ -127,7 +127,7 @@ pub struct Agent {
     pub dialect: &'static [Key],
     /// Where the roots, their order and the dialect are documented.
     pub source: &'static str,
-    /// What the documentation leaves open, said once for the README.
+    /// What the documentation leaves open, said once for the book.
     pub note: &'static str,
     /// Project paths whose presence shows the project uses this agent
     /// (`skillpm init` proposes it as a target).
@@ -342,7 +342,7 @@ pub fn ids() -> String {
 /// The frontmatter as an agent with `dialect` reads it for eligibility:
 /// only the keys it honours survive, and `disable-model-invocation: true`
 /// becomes the engine's `user_invocable_only`. The result is what
-/// [`super::eligibility::Requirements::from_frontmatter`] is given, so one
+/// [`crate::eligibility::Requirements::from_frontmatter`] is given, so one
 /// evaluator serves every dialect.
 pub fn view(fm: &Map<String, Value>, dialect: &[Key]) -> Map<String, Value> {
     let mut out = Map::new();
@@ -376,7 +376,7 @@ pub fn view(fm: &Map<String, Value>, dialect: &[Key]) -> Map<String, Value> {
                 }
             }
             Key::DisableModelInvocation => {
-                if super::eligibility::is_true(fm.get("disable-model-invocation")) {
+                if crate::eligibility::is_true(fm.get("disable-model-invocation")) {
                     out.insert("user_invocable_only".into(), Value::Bool(true));
                 }
             }

@@ -178,7 +178,7 @@ fn tool_item(v: &Value) -> Option<ToolRef> {
                 purpose: m
                     .get("purpose")
                     .and_then(Value::as_str)
-                    .map(|p| crate::engine::catalog::one_line(p, 200)),
+                    .map(|p| crate::catalog::one_line(p, 200)),
                 required: !matches!(m.get("required"), Some(Value::Bool(false))),
             })
         }
@@ -318,7 +318,7 @@ pub fn check(refs: &ToolRefs, host: Option<&HostTools>, default: ToolValidation)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::frontmatter as fm;
+    use crate::testing::frontmatter as fm;
 
     #[test]
     fn reads_allowed_tools_and_tools_lists() {

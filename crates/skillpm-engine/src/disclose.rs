@@ -17,11 +17,11 @@
 //! - **Tier 2** again: no skill declares triggers, so the agent needs the
 //!   registry to choose.
 
-use super::catalog::Catalog;
-use super::load;
-use super::prompt::{self, Detail, Format};
-use super::search::SearchIndex;
-use super::triggers::word_key;
+use crate::catalog::Catalog;
+use crate::load;
+use crate::prompt::{self, Detail, Format};
+use crate::search::SearchIndex;
+use crate::triggers::word_key;
 use serde::Serialize;
 
 /// Default number of skills whose instructions tier 3 includes.
@@ -152,9 +152,9 @@ pub fn asks_for_listing(query: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::catalog;
+    use crate::testing::catalog;
 
-    fn tier(skills: &[crate::engine::testing::Spec], q: &str) -> Disclosure {
+    fn tier(skills: &[crate::testing::Spec], q: &str) -> Disclosure {
         let (_dir, cat) = catalog(skills);
         let ix = SearchIndex::build(&cat);
         disclose(&cat, &ix, q, &Options::default())

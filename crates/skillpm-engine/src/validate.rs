@@ -3,7 +3,7 @@
 
 pub use skillpm_core::validate::*;
 
-use super::discover::{scan_root_with, Found};
+use crate::discover::{scan_root_with, Found};
 use skillpm_core::skill::SKILL_FILES;
 use std::path::Path;
 

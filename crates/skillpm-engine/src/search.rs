@@ -30,8 +30,8 @@
 //! does hash lookups for its own words and word sequences, runs the
 //! patterns, and allocates one score table.
 
-use super::catalog::{Catalog, SkillEntry};
-use super::triggers::{for_each_word, word_key};
+use crate::catalog::{Catalog, SkillEntry};
+use crate::triggers::{for_each_word, word_key};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -494,7 +494,7 @@ fn is_stop_word(w: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testing::{catalog, Spec};
+    use crate::testing::{catalog, Spec};
 
     fn index(skills: &[Spec]) -> SearchIndex {
         let (_dir, cat) = catalog(skills);
