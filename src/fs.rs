@@ -43,8 +43,8 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), FsError> {
 /// after: the kernel commits them within seconds, and a power loss before
 /// that leaves the old files, which the lock being the truth already
 /// handles (the next `install` converges to the lock that survived). That
-/// sync was a second journal commit in every command that writes a lock
-/// (about 0.8 ms of a 10-skill `add`). With their writeback started
+/// sync was a second journal commit in every command that writes a lock.
+/// With their writeback started
 /// together, a lock and a manifest cost one commit ([`write_synced`]).
 /// The renames happen in the order given, so a crash between them
 /// leaves the earlier files new and the later ones old, as writing them
@@ -84,11 +84,9 @@ pub fn write_synced(files: &[(&Path, &str)]) -> Result<Synced, FsError> {
     // Every file's writeback starts before the first sync, so on ext4
     // their blocks join one journal transaction: the first sync's commit
     // takes them all, and the later syncs find their files committed.
-    // Without it a lock and a manifest cost two commits (2.7 ms synced in
-    // turn, 2.0 ms side by side on two threads); with it, syncing in turn
-    // on this thread measured as fast as side by side (0.575x and 0.577x
-    // of skillcask for a 10-skill add, against 0.576x and 0.575x; 0.58x
-    // before) and starts no thread. Only a hint: the syncs are what make
+    // Without it a lock and a manifest cost two commits; with it,
+    // syncing in turn on this thread is as fast as side by side on two
+    // threads, and starts no thread. Only a hint: the syncs are what make
     // each file durable, on any file system.
     for (_, tmp) in &staged {
         start_writeback(tmp.as_file());

@@ -208,9 +208,9 @@ pub async fn prepare(
 /// is not: the cache's clone of its repository holds it already, and a
 /// later run packs it from there without the network (the lock's tree id
 /// says which). A second copy as a tarball was a file written per skill
-/// in every cold install, at 1 000 skills 26 MB; without it a cold
-/// restore of 10 / 100 git skills takes 0.93x / 0.89x the time, and a
-/// warm one, which packs the trees from the clone, 1.02x / 1.14x.
+/// in every cold install; without it a cold restore is faster and a warm
+/// one, which packs the trees from the clone, about as fast
+/// (BENCHMARKS.md).
 fn keeps_tarball(s: &LockedSkill) -> bool {
     !matches!(s.source, LockedSource::Git { .. })
 }

@@ -65,7 +65,7 @@ pub fn http1() -> Result<reqwest::ClientBuilder, String> {
 /// 10-package install. `ring` reads the kernel's generator instead, and
 /// reqwest is built without a provider of its own (`rustls-no-provider`),
 /// so aws-lc is not linked at all: its start-up CPU probe ran in every
-/// command (`--version` 1.81 -> 1.61 ms).
+/// command.
 fn use_ring() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

@@ -7,8 +7,8 @@
 //! Why not reqwest's default: for every client it builds, it reads the
 //! bundle file *and* every file of the certificate directory. On Debian
 //! and Ubuntu that directory holds the same authorities as the bundle,
-//! about 150 more files to open and decode: 4-5 ms of a 28 ms cold git
-//! restore, before the first byte went out. Here the bundle alone is read
+//! about 150 more files to open and decode, before the first byte went
+//! out. Here the bundle alone is read
 //! up front. The directory is read only when the bundle does not vouch
 //! for a server, and the verdict is then the one over both. So a server
 //! is trusted exactly when the default would trust it, and the common
@@ -88,9 +88,9 @@ impl Places {
 
 /// Bundles up to this size (about ten authorities) are read when the
 /// client is built: that costs less than starting a thread. A system
-/// bundle (some 150 authorities, 220 KB on Debian) took 0.4 ms to read
-/// and decode, in front of the first request of every command that goes
-/// online; it is read on a thread of its own instead, while the
+/// bundle (some 150 authorities on Debian) is slow to read and decode in
+/// front of the first request of every command that goes online; it is
+/// read on a thread of its own instead, while the
 /// connection is made, and the handshake waits for it only if it reaches
 /// the server's certificate first.
 const READ_AT_ONCE: u64 = 16 * 1024;
@@ -257,8 +257,8 @@ mod tests {
 
     /// A system-sized bundle, which is read on a thread of its own while
     /// the connection is made, vouches and refuses as a small one does
-    /// (that it is read beside the handshake is a matter of time, shown
-    /// in the README's benchmarks, not here).
+    /// (that it is read beside the handshake is a matter of time, for
+    /// BENCHMARKS.md, not for a test).
     #[test]
     fn a_large_bundle_vouches_and_refuses_as_a_small_one() {
         file_first_then_directories(true);

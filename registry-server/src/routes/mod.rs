@@ -1,5 +1,5 @@
-//! The HTTP surface: which handler serves which path (see DESIGN.md,
-//! "Registry protocol"). One file per endpoint group below.
+//! The HTTP surface: which handler serves which path (the book's
+//! docs/src/reference/registry-api.md). One file per endpoint group below.
 
 mod discovery;
 mod download;
