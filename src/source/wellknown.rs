@@ -29,7 +29,7 @@ use skillpm_core::archive::{self, Format, Limits};
 use skillpm_core::checksum::{Checksum, Verified};
 use skillpm_core::name::SkillName;
 use skillpm_core::text::sanitize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
@@ -145,6 +145,10 @@ pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, String> {
     }
     let mut skills: Vec<Listed> = Vec::new();
     let mut skipped = Vec::new();
+    // Names seen so far: a duplicate is found in one lookup, not by
+    // comparing every entry with every earlier one (quadratic in a
+    // hostile index's length).
+    let mut names: HashSet<SkillName> = HashSet::new();
     for entry in raw.skills {
         let shown = entry
             .name
@@ -152,7 +156,7 @@ pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, String> {
             .map(|n| sanitize(n).chars().take(64).collect::<String>())
             .unwrap_or_else(|| "(no name)".into());
         match listed(url, entry) {
-            Ok(l) if skills.iter().any(|s| s.name == l.name) => {
+            Ok(l) if !names.insert(l.name.clone()) => {
                 skipped.push(format!("{shown}: listed more than once"))
             }
             Ok(l) => skills.push(l),
@@ -682,5 +686,53 @@ impl WellKnownSource {
         }
         let m = self.materialize(&locked.name, &art, Some(digest)).await?;
         Ok(Package::Made(m.tree))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_of(n: usize) -> Vec<u8> {
+        let entries: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#"{{"name":"s{i}","type":"skill-md","url":"s{i}/SKILL.md","digest":"sha256:{}"}}"#,
+                    "0".repeat(64)
+                )
+            })
+            .collect();
+        format!(r#"{{"skills":[{}]}}"#, entries.join(",")).into_bytes()
+    }
+
+    /// A hostile index may list as many entries as its size cap allows:
+    /// the work grows with their number, not with its square. Four times
+    /// the entries cost about four times as long; comparing each with
+    /// every earlier one cost sixteen.
+    #[test]
+    fn parsing_an_index_is_linear_in_its_entries() {
+        let url = WellKnownUrl::parse("https://skills.example/.well-known/agent-skills/index.json")
+            .unwrap();
+        let (small, large) = (index_of(4_000), index_of(16_000));
+        let time = |body: &[u8]| {
+            (0..3)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    let ix = parse_index(&url, body).unwrap();
+                    assert!(ix.skipped.is_empty());
+                    start.elapsed()
+                })
+                .min()
+                .unwrap()
+        };
+        let ratio = time(&large).as_secs_f64() / time(&small).as_secs_f64();
+        assert!(
+            ratio < 9.0,
+            "16 000 entries took {ratio:.1}x as long as 4 000"
+        );
+        let dup = br#"{"skills":[{"name":"a","type":"skill-md","url":"a/SKILL.md","digest":"sha256:0000000000000000000000000000000000000000000000000000000000000000"},{"name":"a","type":"skill-md","url":"b/SKILL.md","digest":"sha256:0000000000000000000000000000000000000000000000000000000000000000"}]}"#;
+        let ix = parse_index(&url, dup).unwrap();
+        assert_eq!(ix.skills.len(), 1);
+        assert_eq!(ix.skipped, ["a: listed more than once"]);
     }
 }

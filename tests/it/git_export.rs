@@ -174,6 +174,52 @@ fn one_blob_listed_many_times_is_refused_before_it_is_read() {
     assert!(!f.project_root().join("wide").exists());
 }
 
+/// Trees git itself would never write: an entry named `.` (its files
+/// would merge into the skill's root), `..`, and `.GIT` (on macOS and
+/// Windows the repository's own directory). Each is refused in one line,
+/// and nothing is installed.
+#[test]
+fn tree_entries_named_dot_dotdot_or_git_in_any_case_are_refused() {
+    let f = fixture();
+    f.ok(&["init"]);
+    for (i, (name, why)) in [
+        (".", "tree entry named"),
+        ("..", "tree entry named"),
+        (".GIT", "`.git`"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let repo = skill_repo(&f, &format!("odd{i}"));
+        f.write(
+            &repo,
+            "hidden/config",
+            "[core]\n\tfsmonitor = touch pwned\n",
+        );
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-qm", "plain"]);
+        let hidden = git(&repo, &["rev-parse", "HEAD:hidden"]);
+        let skill = git(&repo, &["rev-parse", "HEAD:SKILL.md"]);
+        let tree = git_in(
+            &repo,
+            &["mktree"],
+            Some(
+                format!("100644 blob {skill}\tSKILL.md\n040000 tree {hidden}\t{name}\n").as_bytes(),
+            ),
+        );
+        let commit = git(&repo, &["commit-tree", &tree, "-m", "odd"]);
+        // HEAD names the odd commit; no work tree could hold it.
+        git(&repo, &["update-ref", "HEAD", &commit]);
+        let out = f.skillpm(&["--quiet", "add", &file_url(&repo)]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(why), "{name}: {err}");
+        assert!(!f.project_root().join(format!("odd{i}")).exists(), "{name}");
+    }
+    assert!(!f.project.join("pwned").exists());
+}
+
 /// A tree from git is held as its plain canonical tar, so what bounds it
 /// is its unpacked size (the test above), not how well it compresses: 12
 /// distinct incompressible MiB, over the 10 MiB a registry tarball may

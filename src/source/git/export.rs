@@ -421,6 +421,17 @@ fn list(
             path.push(b'/');
         }
         path.extend_from_slice(&name);
+        // Names git itself never writes into a tree (its fsck refuses
+        // them): `.` would merge a tree into its parent, where a path in
+        // an archive may say `./x`, so trees are checked here, not by the
+        // unpacker.
+        if matches!(&name[..], b"" | b"." | b"..") || name.contains(&b'/') {
+            return Err(UnpackError::InvalidPath {
+                path: String::from_utf8_lossy(&path).escape_debug().to_string(),
+                reason: "is a tree entry named `.`, `..`, nothing, or with a `/`",
+            }
+            .into());
+        }
         if entries.len() as u64 >= limits.max_entries {
             return Err(UnpackError::TooManyEntries {
                 limit: limits.max_entries,
@@ -435,6 +446,9 @@ fn list(
             }
             .into());
         }
+        // A submodule (gitlink) is installed as an empty directory: the
+        // commit records its id, not its files, and skillpm does not
+        // fetch submodules.
         let (kind, size) = if mode.is_tree() || mode.is_commit() {
             (Kind::Dir, 0)
         } else {

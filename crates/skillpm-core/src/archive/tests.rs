@@ -789,6 +789,35 @@ fn unzip(bytes: &[u8], limits: &Limits) -> Result<UnpackStats, UnpackError> {
     unpack_as(Format::Zip, bytes, None, &dir.path().join("out"), limits)
 }
 
+/// Two central-directory entries named `SKILL.md`: the zip reader keeps
+/// the last, so without a check of its own the second would install
+/// silently where a tar with the same two is refused.
+#[test]
+fn a_zip_with_two_entries_of_one_name_is_refused() {
+    let opts = ::zip::write::SimpleFileOptions::default();
+    let mut z = zip_of(|w| {
+        w.start_file("SKILL.md", opts).unwrap();
+        w.write_all(b"---\nname: a\n---\nfirst\n").unwrap();
+        w.start_file("SKILL.mX", opts).unwrap();
+        w.write_all(b"---\nname: a\n---\nsecond\n").unwrap();
+    });
+    // The writer refuses a duplicate name, so rename the second entry in
+    // place, in its local header and its central-directory record.
+    let mut renamed = 0;
+    for i in 0..z.len() - 8 {
+        if &z[i..i + 8] == b"SKILL.mX" {
+            z[i + 7] = b'd';
+            renamed += 1;
+        }
+    }
+    assert_eq!(renamed, 2);
+    let err = unzip(&z, &Limits::default()).unwrap_err();
+    assert!(
+        matches!(&err, UnpackError::CorruptZip(why) if why.contains("same name")),
+        "{err}"
+    );
+}
+
 #[test]
 fn zip_goes_through_the_same_checks() {
     let opts = ::zip::write::SimpleFileOptions::default();

@@ -2,9 +2,11 @@
 //! zip entry becomes the same (path, kind, contents) triple, so paths,
 //! types, sizes, collisions and caps are checked by one piece of code.
 //!
-//! Zip-specific refusals: encrypted entries, and any entry whose Unix mode
-//! says it is not a regular file or directory (symlinks in particular,
-//! which zip stores as a file whose contents are the target).
+//! Zip-specific refusals: encrypted entries, two entries of one name (the
+//! reader would merge them before the unpacker could see both), and any
+//! entry whose Unix mode says it is not a regular file or directory
+//! (symlinks in particular, which zip stores as a file whose contents are
+//! the target).
 
 use super::unpack::{Kind, Unpacker};
 use super::{EntryKind, Limits, UnpackError};
@@ -27,6 +29,14 @@ pub(super) fn zip_into(
     limits: &Limits,
 ) -> Result<(), UnpackError> {
     let mut archive = ::zip::ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
+    // The reader keeps one entry per name, the last: two `SKILL.md` in
+    // the central directory would install whichever comes last, where a
+    // tar with the same two is refused by the unpacker's duplicate check.
+    if archive.has_duplicate_names() {
+        return Err(UnpackError::CorruptZip(
+            "two entries have the same name".to_string(),
+        ));
+    }
     if archive.len() as u64 > limits.max_entries {
         return Err(UnpackError::TooManyEntries {
             limit: limits.max_entries,
