@@ -7,20 +7,29 @@
 //!
 //! The rule: a new name is refused when, for some existing package,
 //! - their [`skeleton`]s are equal (lower case, separators `-` `_` `.`
-//!   removed, look-alikes folded: `0`→`o`; `1`, `i`, `|`→`l`; `5`→`s`;
-//!   `3`→`e`; `4`→`a`; `7`→`t`; `rn`→`m`; `vv`→`w`), or
+//!   removed, look-alikes folded as Unicode TR39's confusables do for
+//!   ASCII: `0`→`o`; `1`, `i`, `|`→`l`; `5`→`s`; `3`→`e`; `4`→`a`;
+//!   `7`→`t`; `rn`, `nn`→`m`; `cl`→`d`; `vv`→`w`), or
 //! - both skeletons have at least [`MIN_EDIT_LEN`] characters and are one
-//!   Damerau-Levenshtein edit apart (one character inserted, deleted or
-//!   replaced, or two adjacent ones swapped: `code-reveiw`, `code-reviews`).
+//!   edit apart (one character inserted, deleted or replaced, or two
+//!   adjacent ones swapped: `code-reveiw`, `code-reviews`), or
+//! - both have at least [`MIN_TWO_EDIT_LEN`] characters, the same length,
+//!   and are two replacements or swaps apart (`code-rewiev`): a misspelt
+//!   word, where two insertions are a derived name (`code-reviewer`), or
+//! - the existing name is short and the new one is it with a separator
+//!   and one more character (`pdf-s`, `pdf-2`).
 //!
 //! The override: a publisher who already owns every such existing package
 //! may publish the name (a maintainer adding `pdf-tool` beside their own
 //! `pdf-tools`); anyone else can ask an owner to publish it or to add them
-//! as an owner first. Short names are compared by skeleton only, because
-//! between short names one edit is the normal distance of unrelated words.
+//! as an owner first. Short names are otherwise compared by skeleton only,
+//! because between short names one edit is the normal distance of
+//! unrelated words.
 
 /// Below this many skeleton characters only equal skeletons clash.
 pub const MIN_EDIT_LEN: usize = 5;
+/// From this many skeleton characters, two replacements or swaps clash.
+pub const MIN_TWO_EDIT_LEN: usize = 8;
 
 /// `name` as it reads to a hurried human.
 pub fn skeleton(name: &str) -> String {
@@ -37,26 +46,45 @@ pub fn skeleton(name: &str) -> String {
             other => other,
         })
         .collect();
-    folded.replace("rn", "m").replace("vv", "w")
+    folded
+        .replace("rn", "m")
+        .replace("nn", "m")
+        .replace("cl", "d")
+        .replace("vv", "w")
 }
 
-/// Whether `a` and `b` are at most one insertion, deletion, substitution
-/// or adjacent swap apart.
-fn within_one_edit(a: &[u8], b: &[u8]) -> bool {
-    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    match long.len() - short.len() {
-        0 => {
-            let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).take(3).collect();
-            match diff[..] {
-                [] | [_] => true,
-                [i, j] => j == i + 1 && a[i] == b[j] && a[j] == b[i],
-                _ => false,
+/// The optimal-string-alignment distance between `a` and `b`:
+/// insertions, deletions, replacements and swaps of two adjacent
+/// characters. Names are at most 64 characters, so the table is small.
+fn edits(a: &[u8], b: &[u8]) -> usize {
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
             }
+            d[i][j] = best;
         }
-        1 => {
-            let i = short.iter().zip(long).take_while(|(x, y)| x == y).count();
-            short[i..] == long[i + 1..]
-        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// Whether `new` is the short `existing` with a separator and one more
+/// character (`pdf-s` beside `pdf`).
+fn short_with_suffix(new: &str, existing: &str) -> bool {
+    let (new, existing) = (new.to_ascii_lowercase(), existing.to_ascii_lowercase());
+    match new.strip_prefix(existing.as_str()).map(str::as_bytes) {
+        Some([sep, c]) => matches!(sep, b'-' | b'_' | b'.') && c.is_ascii_alphanumeric(),
         _ => false,
     }
 }
@@ -67,9 +95,15 @@ pub fn similar(new: &str, existing: &str) -> bool {
     if a == b {
         return true;
     }
-    a.chars().count() >= MIN_EDIT_LEN
-        && b.chars().count() >= MIN_EDIT_LEN
-        && within_one_edit(a.as_bytes(), b.as_bytes())
+    let shorter = a.len().min(b.len());
+    if shorter < MIN_EDIT_LEN {
+        return short_with_suffix(new, existing);
+    }
+    match edits(a.as_bytes(), b.as_bytes()) {
+        1 => true,
+        2 => shorter >= MIN_TWO_EDIT_LEN && a.len() == b.len(),
+        _ => false,
+    }
 }
 
 /// The first existing package (in the given order) that `new` could pass
@@ -103,6 +137,23 @@ mod tests {
         }
         assert!(similar("rnodern", "modem"));
         assert!(similar("pdf5", "pdfs"));
+        // TR39's ASCII pairs, and `nn` for `m`.
+        assert!(similar("cocle-review", "code-review"));
+        assert!(similar("nncp-builder", "mcp-builder"));
+        assert!(similar("vvriter", "writer"));
+    }
+
+    #[test]
+    fn two_replacements_clash_in_long_names_and_suffixes_of_short_ones() {
+        assert!(similar("code-rewiev", "code-review"));
+        assert!(similar("mcp-bulider", "mcp-builder"));
+        assert!(!similar("code-reviewer", "code-review"), "a derived name");
+        assert!(!similar("abcdx", "abdcy"), "too short for two");
+        for squat in ["pdf-s", "pdf_2", "PDF.x"] {
+            assert!(similar(squat, "pdf"), "{squat}");
+        }
+        assert!(!similar("pdf-tools", "pdf"), "more than one character");
+        assert!(!similar("pdfs", "pdf"), "short names: skeleton only");
     }
 
     #[test]

@@ -100,6 +100,8 @@ async fn look_alike_first_publishes_are_refused_unless_the_publisher_owns_the_or
         "code-rev1ew",
         "code-reveiw",
         "code-reviews",
+        "cocle-review",
+        "code-rewiev",
     ] {
         let (status, detail) = publish(&s, &mallory, squat).await;
         assert_eq!(status, 400, "{squat}: {detail}");
@@ -110,8 +112,21 @@ async fn look_alike_first_publishes_are_refused_unless_the_publisher_owns_the_or
         let (status, _) = raw_get(&s.url, &format!("/index/{squat}"), "x").await;
         assert!(status.starts_with("http/1.1 404"), "{squat} was stored");
     }
-    // Clearly different names pass.
+    // `nn` reads as `m`; a short name with one character after a
+    // separator reads as the name.
+    assert_eq!(publish(&s, &alice, "mcp-builder").await.0, 200);
+    assert_eq!(publish(&s, &alice, "pdf").await.0, 200);
+    for (squat, original) in [("nncp-builder", "mcp-builder"), ("pdf-s", "pdf")] {
+        let (status, detail) = publish(&s, &mallory, squat).await;
+        assert_eq!(status, 400, "{squat}: {detail}");
+        assert!(
+            detail.contains(&format!("`{original}`")),
+            "{squat}: {detail}"
+        );
+    }
+    // Clearly different names pass, derived ones too.
     assert_eq!(publish(&s, &mallory, "doc-review").await.0, 200);
+    assert_eq!(publish(&s, &mallory, "code-reviewer").await.0, 200);
     // The owner of `code-review` may publish a look-alike of it...
     assert_eq!(publish(&s, &alice, "codereview").await.0, 200);
     // ...but not one that also looks like someone else's package.
