@@ -107,17 +107,25 @@ impl SkillServer {
     fn edit_subscriptions(
         &self,
         uri: &str,
-        edit: impl FnOnce(&mut BTreeSet<String>, String),
+        edit: impl FnOnce(&mut BTreeSet<String>, String) -> Result<(), ErrorData>,
     ) -> Result<(), ErrorData> {
         let key = canonical(uri).map_err(refused)?;
         let mut subs = self
             .subscribed
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        edit(&mut subs, key);
-        Ok(())
+        edit(&mut subs, key)
+    }
+
+    /// Whether `key` (canonical) names a resource this server serves now.
+    fn serves(&self, key: &str) -> bool {
+        self.snapshot().find(key).is_some()
     }
 }
+
+/// The most URIs one session may subscribe to, in either era: a session
+/// is one client, and every served URI it could want fits many times.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
 /// Entries per page of `skills/list` and `resources/list`. A page of 10 000
 /// skills is ~5 MB of JSON, which some clients read in time quadratic in
@@ -147,8 +155,13 @@ fn refused(e: super::uri::UriError) -> ErrorData {
     ErrorData::invalid_params(e.to_string(), None)
 }
 
+/// The error for a URI that names nothing served. The URI is the client's
+/// own; it is shown only in part, so an error never costs more than the
+/// request that caused it.
 fn not_found(uri: &str) -> ErrorData {
-    ErrorData::resource_not_found(format!("no served resource `{uri}`"), None)
+    let shown: String = uri.chars().take(256).collect();
+    let more = if shown.len() < uri.len() { "..." } else { "" };
+    ErrorData::resource_not_found(format!("no served resource `{shown}{more}`"), None)
 }
 
 /// Every served file, then the index, as `resources/list` entries.
@@ -272,8 +285,20 @@ impl ServerHandler for SkillServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        // Only what is served may be subscribed, so what a session keeps
+        // is bounded by what the server holds, not by what a client sends.
         self.edit_subscriptions(&request.uri, |subs, key| {
+            if !self.serves(&key) {
+                return Err(not_found(&request.uri));
+            }
+            if subs.len() >= MAX_SUBSCRIPTIONS && !subs.contains(&key) {
+                return Err(ErrorData::invalid_params(
+                    format!("a session may subscribe to at most {MAX_SUBSCRIPTIONS} resources"),
+                    None,
+                ));
+            }
             subs.insert(key);
+            Ok(())
         })
     }
 
@@ -284,6 +309,7 @@ impl ServerHandler for SkillServer {
     ) -> Result<(), ErrorData> {
         self.edit_subscriptions(&request.uri, |subs, key| {
             subs.remove(&key);
+            Ok(())
         })
     }
 
@@ -293,7 +319,19 @@ impl ServerHandler for SkillServer {
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.resources_list_changed = requested.resources_list_changed;
-        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        // As `resources/subscribe`: served URIs only, at most
+        // MAX_SUBSCRIPTIONS of them.
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter_map(|u| {
+                    canonical(u)
+                        .ok()
+                        .filter(|k| self.serves(k))
+                        .map(|_| u.clone())
+                })
+                .take(MAX_SUBSCRIPTIONS)
+                .collect()
+        });
         Some(accepted)
     }
 

@@ -4,7 +4,7 @@
 //! its listing, before git's output can cost memory.
 
 use crate::common;
-use common::{seeded, stderr, Fixture};
+use common::{seeded, stderr, vm_hwm_kib, Fixture};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -307,19 +307,6 @@ fn tool(name: &str) -> String {
         .unwrap_or_else(|| panic!("{name} not found on PATH"))
         .display()
         .to_string()
-}
-
-/// The peak resident set of a running process, from `/proc`.
-fn vm_hwm_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// A lock written before trees were locked by their tar holds, for git

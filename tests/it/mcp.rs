@@ -807,6 +807,74 @@ fn stdout_carries_only_the_protocol_and_a_closed_stdin_ends_the_server() {
     }
 }
 
+/// One JSON-RPC exchange over `skillpm mcp`'s stdio: sends `msg`, and
+/// when it carries an id, reads lines until that id's answer.
+fn exchange(stdin: &mut impl Write, out: &mut impl BufRead, msg: &Value) -> Option<Value> {
+    writeln!(stdin, "{msg}").expect("write");
+    stdin.flush().expect("flush");
+    let id = msg.get("id")?;
+    loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).expect("read") > 0, "server closed");
+        let v: Value = serde_json::from_str(&line).expect("json line");
+        if v.get("id") == Some(id) {
+            return Some(v);
+        }
+    }
+}
+
+/// `resources/subscribe` keeps only URIs the server serves, at most
+/// MAX_SUBSCRIPTIONS per session: forty calls with 3.8 MiB URIs used to
+/// keep a session at 530 MB. Refused now, each with a short error (a few
+/// here: the debug build parses a 3.8 MiB line slowly), and the server's
+/// peak memory stays small; a served URI still subscribes.
+#[test]
+fn subscriptions_are_for_served_resources_only() {
+    let tree = Tree::new();
+    let mut child = tree
+        .f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run skillpm mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let answer = exchange(&mut stdin, &mut out, &init).expect("initialize");
+    assert!(answer.get("result").is_some(), "{answer}");
+    exchange(
+        &mut stdin,
+        &mut out,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let long = format!("skill://{}/SKILL.md", "a".repeat(3_800_000));
+    for id in 2..6 {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe",
+            "params": {"uri": long}});
+        let answer = exchange(&mut stdin, &mut out, &req).expect("answer");
+        let error = answer
+            .get("error")
+            .unwrap_or_else(|| panic!("accepted: {id}"));
+        assert!(error.to_string().len() < 1024, "the error echoes the URI");
+    }
+    let req = json!({"jsonrpc": "2.0", "id": 42, "method": "resources/subscribe",
+        "params": {"uri": "skill://alpha/SKILL.md"}});
+    let answer = exchange(&mut stdin, &mut out, &req).expect("answer");
+    assert!(answer.get("result").is_some(), "{answer}");
+    let peak_kib = common::vm_hwm_kib(child.id());
+    drop(stdin);
+    child.wait().expect("wait");
+    assert!(
+        peak_kib > 0 && peak_kib < 120 * 1024,
+        "peak RSS {peak_kib} KiB"
+    );
+}
+
 #[test]
 fn http_refuses_an_address_other_hosts_can_reach() {
     let tree = Tree::new();

@@ -472,3 +472,17 @@ pub fn python() -> String {
         .trim()
         .to_string()
 }
+
+/// The peak resident memory of process `pid` so far (`VmHWM`), in KiB;
+/// 0 once it is gone.
+pub fn vm_hwm_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
