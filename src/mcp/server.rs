@@ -117,15 +117,24 @@ impl SkillServer {
         edit(&mut subs, key)
     }
 
-    /// Whether `key` (canonical) names a resource this server serves now.
-    fn serves(&self, key: &str) -> bool {
-        self.snapshot().find(key).is_some()
+    /// Whether `key` (canonical) names a resource this server serves, now
+    /// or once a skill appears: one it serves, or one no longer than a
+    /// served URI can be. Clients subscribe to a skill's file before it
+    /// exists to hear when it does (the MCP Python SDK's flow), so the
+    /// bound is on size, not on the current snapshot alone.
+    fn servable(&self, key: &str) -> bool {
+        key.len() <= MAX_SUBSCRIBED_URI || self.snapshot().find(key).is_some()
     }
 }
 
 /// The most URIs one session may subscribe to, in either era: a session
 /// is one client, and every served URI it could want fits many times.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
+/// The longest URI a session may subscribe to that is not served yet:
+/// a skill's command and a file's path within the package path cap,
+/// percent-encoded. With [`MAX_SUBSCRIPTIONS`], a session's set stays
+/// within a few MiB whatever a client sends.
+pub const MAX_SUBSCRIBED_URI: usize = 4096;
 
 /// Entries per page of `skills/list` and `resources/list`. A page of 10 000
 /// skills is ~5 MB of JSON, which some clients read in time quadratic in
@@ -285,10 +294,11 @@ impl ServerHandler for SkillServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        // Only what is served may be subscribed, so what a session keeps
-        // is bounded by what the server holds, not by what a client sends.
+        // Only what is or could be served may be subscribed, so what a
+        // session keeps is bounded by the server, not by what a client
+        // sends.
         self.edit_subscriptions(&request.uri, |subs, key| {
-            if !self.serves(&key) {
+            if !self.servable(&key) {
                 return Err(not_found(&request.uri));
             }
             if subs.len() >= MAX_SUBSCRIPTIONS && !subs.contains(&key) {
@@ -319,14 +329,14 @@ impl ServerHandler for SkillServer {
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.resources_list_changed = requested.resources_list_changed;
-        // As `resources/subscribe`: served URIs only, at most
+        // As `resources/subscribe`: servable URIs only, at most
         // MAX_SUBSCRIPTIONS of them.
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
                 .filter_map(|u| {
                     canonical(u)
                         .ok()
-                        .filter(|k| self.serves(k))
+                        .filter(|k| self.servable(k))
                         .map(|_| u.clone())
                 })
                 .take(MAX_SUBSCRIPTIONS)

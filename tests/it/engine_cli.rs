@@ -114,6 +114,49 @@ fn extra_roots_from_project_and_user_config() {
     assert!(paths[5].ends_with("vendor/skills"), "{paths:?}");
 }
 
+/// A cloned repository's files may not point discovery at the user's
+/// home: `[engine] roots = ["../.."]` or a committed `.claude/skills ->
+/// ~` make `status` fail in one line naming the root, without walking it,
+/// until the user's own config trusts project roots.
+#[test]
+fn project_roots_that_leave_the_project_are_refused() {
+    let f = Fixture::new();
+    f.skill(&f.home.join("work/client-x/skills"), "credentials", D, "");
+    f.write(
+        &f.project,
+        "skills.toml",
+        "[engine]\nroots = [\"../home\"]\n",
+    );
+    let out = f.skillpm(&["status"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("outside the project"), "{err}");
+    assert!(!stdout(&out).contains("credentials"));
+
+    f.write(&f.project, "skills.toml", "[skills]\n");
+    std::fs::create_dir_all(f.project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&f.home, f.project.join(".claude/skills")).unwrap();
+    let out = f.skillpm(&["status"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(".claude/skills") && err.contains("leads to"),
+        "{err}"
+    );
+
+    f.write(
+        &f.config,
+        "skillpm/config.toml",
+        "[engine]\ntrust_project_roots = true\n",
+    );
+    let s = f.status_json();
+    assert_eq!(
+        find(&s, "work/client-x/skills/credentials", "eligible")["scope"],
+        "project"
+    );
+}
+
 #[test]
 fn nested_skills_bundled_dirs_and_symlinks() {
     let f = Fixture::new();

@@ -5,19 +5,31 @@
 
 use crate::agents::{Agent, AGENTS};
 use crate::catalog::{Catalog, State};
+use crate::config::read_engine_table;
 use crate::config::Environment;
-use crate::discover::{Layout, Root};
+use crate::discover::{leaves, Layout, Root, Scope};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// The roots `agent` reads from `env`, lowest precedence first. Without a
-/// home directory the user roots are left out.
+/// home directory the user roots are left out, and so is a project root
+/// that leads outside the project (a committed `.claude/skills -> ~`)
+/// unless the user's own config trusts project roots: the default view
+/// refuses such a root with an error ([`crate::discover::layout`]).
 pub fn layout(env: &Environment, agent: &Agent) -> Layout {
+    let base = env.project_base();
+    let trust = env
+        .user_config_file()
+        .and_then(|f| read_engine_table(&f).ok())
+        .is_some_and(|t| t.trust_project_roots);
     let mut roots: Vec<Root> = Vec::new();
     for r in agent.roots {
         let Some(path) = r.locate(env) else {
             continue;
         };
+        if r.scope == Scope::Project && !trust && leaves(&base, &path).is_some() {
+            continue;
+        }
         // A project at the home directory reads one directory once; its
         // later (higher) position is the one that counts.
         roots.retain(|x| x.path != path);

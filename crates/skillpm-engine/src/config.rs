@@ -151,6 +151,11 @@ pub struct EngineTable {
     pub tools: Option<Vec<String>>,
     /// What a missing tool does (see [`crate::tools`]).
     pub tool_validation: Option<ToolValidation>,
+    /// Honoured in the user's own config only: a project's roots (its
+    /// `[engine] roots`, and `.agents/skills` or `.claude/skills` when a
+    /// link) may lead outside the project. Off by default, because a
+    /// project's files come from whoever wrote the repository.
+    pub trust_project_roots: bool,
 }
 
 /// The tool policy from config: the project's `[engine]` table over the

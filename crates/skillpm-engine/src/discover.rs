@@ -72,20 +72,43 @@ pub fn layout(env: &Environment) -> Result<Layout, ConfigError> {
             push(h.join(r), Scope::User);
         }
     }
+    let mut trust = false;
     if let (Some(cfg), Some(dir)) = (env.user_config_file(), env.config_dir.as_deref()) {
         let table = read_engine_table(&cfg)?;
         for r in &table.roots {
             push(resolve_path(r, dir, home), Scope::Extra);
         }
         disabled.extend(table.disabled);
+        trust = table.trust_project_roots;
     }
+    let outside = |file: &Path, root: &Path, why: String| {
+        ConfigError {
+        file: file.to_path_buf(),
+        line: 1,
+        message: format!(
+            "the project root {} {why}, outside the project; skillpm reads roots outside a project only from your own config ({}: `[engine] roots`, or `trust_project_roots = true`)",
+            root.display(),
+            env.user_config_file()
+                .map_or_else(|| "config.toml".into(), |p| p.display().to_string()),
+        ),
+    }
+    };
     for r in PROJECT_ROOTS {
-        push(base.join(r), Scope::Project);
+        let path = base.join(r);
+        if let (false, Some(why)) = (trust, leaves(&base, &path)) {
+            return Err(outside(&base.join(MANIFEST_FILE), &path, why));
+        }
+        push(path, Scope::Project);
     }
     if let Some(p) = &project {
-        let table = read_engine_table(&p.join(MANIFEST_FILE))?;
+        let file = p.join(MANIFEST_FILE);
+        let table = read_engine_table(&file)?;
         for r in &table.roots {
-            push(resolve_path(r, p, home), Scope::Extra);
+            let path = resolve_path(r, p, home);
+            if let (false, Some(why)) = (trust, leaves(p, &path)) {
+                return Err(outside(&file, &path, why));
+            }
+            push(path, Scope::Extra);
         }
         disabled.extend(table.disabled);
     }
@@ -94,6 +117,24 @@ pub fn layout(env: &Environment) -> Result<Layout, ConfigError> {
         roots,
         disabled,
     })
+}
+
+/// Why `root` (a project root) leads outside `project`, if it does: a
+/// path that is not below it (`../..`, `/`, `~/`), or an existing one
+/// whose real path is not (a committed `.claude/skills -> ~`). A root
+/// that does not exist yet reads nothing.
+pub fn leaves(project: &Path, root: &Path) -> Option<String> {
+    let lexical_inside = root.starts_with(project)
+        && root.strip_prefix(project).is_ok_and(|rel| {
+            !rel.components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        });
+    if !lexical_inside {
+        return Some("is not below the project".to_string());
+    }
+    let real = std::fs::canonicalize(root).ok()?;
+    let home = std::fs::canonicalize(project).ok()?;
+    (!real.starts_with(&home)).then(|| format!("leads to {}", real.display()))
 }
 
 /// A directory holding a `SKILL.md`.
@@ -109,6 +150,12 @@ pub struct Found {
 
 pub use skillpm_core::skill::SKILL_FILES;
 
+/// The most directory entries one root's scan looks at: far above any
+/// real collection (the largest public one holds about 18 000), so that a
+/// root that holds a home directory costs a bounded walk, not every file
+/// in it. The rest of such a root is not read.
+pub const MAX_WALK_ENTRIES: usize = 200_000;
+
 /// Scans one root. Entries are visited in byte order of their names so the
 /// result is the same on every run and filesystem. Hidden directories
 /// (`.git`, installers' staging dirs) are skipped. Symlinked directories are
@@ -122,6 +169,7 @@ pub fn scan_root(root: &Path, root_index: usize, out: &mut Vec<Found>) {
 /// `validate` must see collections that keep every skill under one
 /// (`openai/skills` uses `.curated/`, `.system/`, `.experimental/`).
 pub fn scan_root_with(root: &Path, root_index: usize, hidden: bool, out: &mut Vec<Found>) {
+    let mut seen_entries = 0usize;
     let mut visited = HashSet::new();
     if let Some(id) = dir_id(root) {
         visited.insert(id);
@@ -134,6 +182,10 @@ pub fn scan_root_with(root: &Path, root_index: usize, hidden: bool, out: &mut Ve
         let mut subdirs = Vec::new();
         let mut skill_file: Option<&str> = None;
         for entry in rd.flatten() {
+            seen_entries += 1;
+            if seen_entries > MAX_WALK_ENTRIES {
+                return;
+            }
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             let Ok(ft) = entry.file_type() else { continue };
@@ -229,6 +281,53 @@ mod tests {
         scan_root(t.path(), 0, &mut out);
         let cmds: Vec<_> = out.iter().map(|f| f.command.as_str()).collect();
         assert_eq!(cmds, ["a", "a/inner", "b"]);
+    }
+
+    /// A project's files may not point discovery outside the project:
+    /// `[engine] roots` that leave it, or a committed `.claude/skills ->
+    /// ~`, are refused unless the user's own config trusts project roots.
+    #[cfg(unix)]
+    #[test]
+    fn project_roots_stay_inside_the_project() {
+        let t = tempfile::tempdir().unwrap();
+        let (home, project) = (t.path().join("home"), t.path().join("home/work/p"));
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        let mut env = Environment::isolated();
+        env.home = Some(home.clone());
+        env.config_dir = Some(home.join(".config/skillpm"));
+        env.project_override = Some(project.clone());
+        let manifest = |roots: &str| {
+            std::fs::write(
+                project.join(MANIFEST_FILE),
+                format!("[skills]\n[engine]\nroots = [{roots}]\n"),
+            )
+            .unwrap()
+        };
+        for roots in [r#""../..""#, r#""/""#, r#""~/.ssh""#, r#""a/../../x""#] {
+            manifest(roots);
+            let err = layout(&env).unwrap_err();
+            assert!(
+                err.message.contains("outside the project"),
+                "{roots}: {err}"
+            );
+        }
+        manifest(r#""vendor/skills", "./more""#);
+        assert!(layout(&env).is_ok());
+        // A committed link out of the project.
+        manifest("");
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::os::unix::fs::symlink(&home, project.join(".claude/skills")).unwrap();
+        let err = layout(&env).unwrap_err();
+        assert!(err.message.contains("leads to"), "{err}");
+        // The user's own config may trust them.
+        std::fs::create_dir_all(home.join(".config/skillpm")).unwrap();
+        std::fs::write(
+            home.join(".config/skillpm/config.toml"),
+            "[engine]\ntrust_project_roots = true\n",
+        )
+        .unwrap();
+        assert!(layout(&env).is_ok());
     }
 
     #[cfg(unix)]
