@@ -13,12 +13,11 @@
 
 use super::uri::{self, INDEX_URI};
 use crate::engine::catalog::{Catalog, SkillEntry};
-use crate::engine::load::MAX_WALK_ENTRIES;
 use crate::engine::search::SearchIndex;
 use serde_json::{json, Map, Value};
 use skillpm_core::checksum::Checksum;
-use skillpm_core::skill::{self, INSTALL_MARKER, SKILL_FILES};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use skillpm_core::skill;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -28,8 +27,6 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 pub const MAX_MANIFEST_FILES: usize = 512;
 /// Most bytes served from one skill; files past it are left out.
 pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
-/// Deepest directory level walked inside a skill.
-const MAX_DEPTH: usize = 16;
 
 /// The `$schema` of the Agent Skills discovery index (RFC v0.2.0).
 pub const DISCOVERY_SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
@@ -315,72 +312,19 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     })
 }
 
-/// The files of the skill at `base` (canonical), as `(rel, path)`.
+/// The files of the skill at `base` (canonical), as `(rel, path)`: its
+/// `SKILL.md` first (so the caps never leave it out), then what
+/// [`crate::engine::files`] finds, the one rule `load` lists by too.
 fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Vec<(String, PathBuf)> {
-    let skill_md_name = skill_md
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("SKILL.md");
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let mut entries = 0usize;
-    let mut stack = vec![(base.to_path_buf(), String::new())];
-    while let Some((dir, rel)) = stack.pop() {
-        if !seen.insert(dir.clone()) {
-            continue;
-        }
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut names: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
-        names.sort();
-        for name in names {
-            entries += 1;
-            if entries > MAX_WALK_ENTRIES {
-                notes.push(format!(
-                    "more than {MAX_WALK_ENTRIES} entries; the rest left out"
-                ));
-                return out;
-            }
-            let Some(name) = name.to_str().map(str::to_string) else {
-                continue;
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            let child = if rel.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel}/{name}")
-            };
-            let path = dir.join(&name);
-            // Resolve links and keep only what stays inside the skill.
-            let Ok(real) = path.canonicalize() else {
-                continue;
-            };
-            if !real.starts_with(base) {
-                notes.push(format!("{child}: refused, a symlink out of the skill"));
-                continue;
-            }
-            let Ok(meta) = std::fs::metadata(&real) else {
-                continue;
-            };
-            if meta.is_dir() {
-                let sub_skill = SKILL_FILES.iter().any(|f| real.join(f).is_file());
-                if !sub_skill && child.matches('/').count() < MAX_DEPTH {
-                    stack.push((real, child));
-                }
-            } else if rel.is_empty() && SKILL_FILES.contains(&name.as_str()) {
-                if name == skill_md_name {
-                    out.push(("SKILL.md".to_string(), real));
-                }
-            } else if !(rel.is_empty() && name == INSTALL_MARKER) && meta.is_file() {
-                out.push((child, real));
-            }
-        }
+    let found = crate::engine::files::skill_files(base);
+    notes.extend(found.notes);
+    let mut out = Vec::with_capacity(found.files.len() + 1);
+    match skill_md.canonicalize() {
+        Ok(real) if real.starts_with(base) => out.push(("SKILL.md".to_string(), real)),
+        Ok(_) => notes.push("SKILL.md: refused, a symlink out of the skill".to_string()),
+        Err(_) => {}
     }
-    // SKILL.md first, so the caps never leave it out.
-    out.sort_by(|a, b| (a.0 != "SKILL.md", &a.0).cmp(&(b.0 != "SKILL.md", &b.0)));
+    out.extend(found.files);
     out
 }
 

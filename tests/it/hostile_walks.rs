@@ -37,6 +37,25 @@ fn load_visits_each_directory_once_through_symlink_loops() {
     assert!(!text.contains("more file(s)"), "{text}");
 }
 
+/// `load` lists a skill's files by the rule `skillpm mcp` serves them
+/// by: a link out of the skill (`refs -> ~/.ssh`) is not the skill's, so
+/// nothing it leads to is named to the agent; a link inside it still is.
+#[test]
+fn load_names_no_file_reached_through_a_link_out_of_the_skill() {
+    let f = Fixture::new();
+    let dir = f.skill(&f.project_root(), "leaky", "description: leaks", "body");
+    f.write(&dir, "references/guide.md", "g");
+    let ssh = f.home.join(".ssh");
+    f.write(&ssh, "id_ed25519", "PRIVATE KEY");
+    symlink(&ssh, dir.join("refs")).unwrap();
+    symlink("references", dir.join("docs")).unwrap();
+    let out = run_with_open_stdin(&f, &["load", "leaky"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("id_ed25519"), "{text}");
+    assert!(text.contains("guide.md"), "{text}");
+}
+
 #[test]
 fn a_skill_md_that_is_a_device_or_fifo_is_invalid_not_a_hang() {
     let f = Fixture::new();

@@ -11,6 +11,7 @@ pub mod disclose;
 pub mod discover;
 pub mod eligibility;
 pub mod embed;
+pub mod files;
 pub mod load;
 pub mod parallel;
 pub mod prompt;

@@ -3,10 +3,8 @@
 //! sub-skills sit directly below it.
 
 use crate::catalog::{Catalog, State};
-use crate::discover::SKILL_FILES;
 use crate::prompt::{xml_cdata, xml_escape};
-use skillpm_core::skill::INSTALL_MARKER;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// At most this many bundled files are listed; the rest are counted.
 pub const MAX_BUNDLED_FILES: usize = 20;
@@ -91,78 +89,17 @@ pub fn render(cat: &Catalog, command: &str) -> Result<String, LoadError> {
     Ok(out)
 }
 
-/// Files under `dir` (relative, sorted), excluding the skill file itself,
-/// the installer's marker (bookkeeping, not the skill's) and any sub-skill
-/// directory; returns the first [`MAX_BUNDLED_FILES`] and how
-/// many more there are.
-///
-/// The walk follows symlinks (skills link shared references) but visits
-/// each directory once and looks at no more than [`MAX_WALK_ENTRIES`]
-/// entries, so a link to an ancestor or a huge tree cannot keep the agent
-/// waiting.
+/// The skill's bundled files for `load`: every file [`crate::files`] finds
+/// in it (one rule with what `skillpm mcp` serves: no links out of the
+/// skill, no sub-skills, no dot entries, a bounded walk); returns the
+/// first [`MAX_BUNDLED_FILES`] and how many more there are.
 pub fn bundled_files(dir: &Path) -> (Vec<String>, usize) {
-    let mut all = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut entries = 0usize;
-    let mut stack: Vec<(PathBuf, String)> = vec![(dir.to_path_buf(), String::new())];
-    while let Some((d, rel)) = stack.pop() {
-        let Ok(meta) = std::fs::metadata(&d) else {
-            continue;
-        };
-        if !seen.insert(dir_key(&meta, &d)) {
-            continue;
-        }
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            entries += 1;
-            if entries > MAX_WALK_ENTRIES {
-                stack.clear();
-                break;
-            }
-            let Some(name) = e.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
-            let path = e.path();
-            let child = if rel.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel}/{name}")
-            };
-            // Follow symlinks with metadata(); a dangling link is skipped.
-            let Ok(meta) = std::fs::metadata(&path) else {
-                continue;
-            };
-            if meta.is_dir() {
-                let is_sub_skill = SKILL_FILES.iter().any(|f| path.join(f).is_file());
-                if !is_sub_skill && !name.starts_with('.') && child.matches('/').count() < 16 {
-                    stack.push((path, child));
-                }
-            } else if !(rel.is_empty()
-                && (SKILL_FILES.contains(&name.as_str()) || name == INSTALL_MARKER))
-            {
-                all.push(child);
-            }
-        }
-    }
-    all.sort();
+    let mut all: Vec<String> = crate::files::skill_files(dir)
+        .files
+        .into_iter()
+        .map(|(rel, _)| rel)
+        .collect();
     let more = all.len().saturating_sub(MAX_BUNDLED_FILES);
     all.truncate(MAX_BUNDLED_FILES);
     (all, more)
-}
-
-/// How many directory entries `load` looks at, at most, in one skill.
-pub const MAX_WALK_ENTRIES: usize = 10_000;
-
-/// Identifies a directory however it was reached (through which links).
-#[cfg(unix)]
-fn dir_key(meta: &std::fs::Metadata, _path: &Path) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
-#[cfg(not(unix))]
-fn dir_key(_meta: &std::fs::Metadata, path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
