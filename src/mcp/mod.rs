@@ -111,6 +111,24 @@ async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {
     Ok(())
 }
 
+/// Refuses (400) a request carrying two `Host` or two `Origin` headers
+/// before the SDK sees it: its DNS-rebinding and origin checks read one of
+/// them, and whatever else reads the request may read the other.
+async fn one_of_each_guarded_header(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    for name in [header::HOST, header::ORIGIN] {
+        if req.headers().get_all(&name).iter().nth(1).is_some() {
+            let why = format!("more than one {name} header");
+            return (StatusCode::BAD_REQUEST, why).into_response();
+        }
+    }
+    next.run(req).await
+}
+
 /// How long a request head may take to arrive, and how long a connection
 /// may sit without a new request or with its response stalled on the
 /// client. Streams of change notifications are kept moving by the SDK's
@@ -132,7 +150,9 @@ async fn serve_http(shared: std::sync::Arc<Shared>, addr: SocketAddr) -> Result<
         sessions::Capped::new(sessions::MAX_SESSIONS).into(),
         StreamableHttpServerConfig::default(),
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(one_of_each_guarded_header));
     let listener = listen::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
     let bound = listener
         .local_addr()

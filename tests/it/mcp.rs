@@ -881,6 +881,46 @@ fn subscriptions_are_for_served_resources_only() {
     );
 }
 
+/// Two `Host` headers (a loopback one for the DNS-rebinding check, a
+/// foreign one for whatever reads the other) or two `Origin` headers are
+/// refused with 400 before any session is made; one of each is served.
+#[test]
+fn http_refuses_two_host_or_origin_headers() {
+    use std::io::Read;
+    let tree = Tree::new();
+    let server = HttpServer::start(&tree.f);
+    let host = authority(&server.url).to_string();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let send = |extra: &str| -> u16 {
+        let mut s = std::net::TcpStream::connect(&host).expect("connect");
+        s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .expect("timeout");
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send");
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0)
+    };
+    assert_eq!(send("Host: evil.example\r\n"), 400);
+    let origin = format!("Origin: http://{host}\r\n");
+    assert_eq!(
+        send(&format!("{origin}Origin: http://evil.example\r\n")),
+        400
+    );
+    assert_eq!(send(&origin), 200);
+    assert_eq!(send(""), 200);
+}
+
 #[test]
 fn http_refuses_an_address_other_hosts_can_reach() {
     let tree = Tree::new();
