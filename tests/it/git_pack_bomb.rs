@@ -103,11 +103,32 @@ fn bomb_pack() -> Vec<u8> {
     p
 }
 
+/// A well-formed pack of `n` empty blobs: nine bytes each on the wire,
+/// about 130 bytes each in memory once indexed.
+fn many_objects_pack(n: u32) -> Vec<u8> {
+    let mut p = b"PACK".to_vec();
+    p.extend(2u32.to_be_bytes());
+    p.extend(n.to_be_bytes());
+    let empty = zlib(b"");
+    for _ in 0..n {
+        p.extend(entry_header(3, 0));
+        p.extend(&empty);
+    }
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(&p);
+    p.extend(hasher.try_finalize().unwrap().as_bytes());
+    p
+}
+
 /// The body of a protocol v2 answer to `command=fetch`: the pack section,
 /// its bytes on side band 1.
 fn fetch_answer() -> Vec<u8> {
+    pack_answer(&bomb_pack())
+}
+
+fn pack_answer(pack: &[u8]) -> Vec<u8> {
     let mut out = pkt(b"packfile\n");
-    for chunk in bomb_pack().chunks(8192) {
+    for chunk in pack.chunks(8192) {
         let mut band = vec![1u8];
         band.extend_from_slice(chunk);
         out.extend(pkt(&band));
@@ -127,6 +148,8 @@ enum Also {
     /// `fetch` with `deepen` is refused with an `ERR` line, as by a
     /// server without the `shallow` feature.
     RefusesDeepen,
+    /// `fetch` answers with a pack of more objects than a client takes.
+    ManyObjects,
 }
 
 /// The `shallow-info` section of a fetch answer marking `COMMIT` and
@@ -203,6 +226,9 @@ fn serve(listener: TcpListener, seen: Arc<Mutex<Vec<String>>>, also: Also) {
             let mut a = pkt(b"ERR unexpected line: 'deepen 1'");
             a.extend(b"0000");
             ("application/x-git-upload-pack-result", a)
+        } else if also == Also::ManyObjects {
+            let pack = many_objects_pack(MANY_OBJECTS);
+            ("application/x-git-upload-pack-result", pack_answer(&pack))
         } else if also == Also::TooManyShallow {
             let mut a = too_many_shallow();
             a.extend(fetch_answer());
@@ -382,6 +408,49 @@ fn a_server_listing_too_much_is_refused_by_count() {
         assert_eq!(after, manifest);
         assert!(!f.project.join("skills.lock").exists());
     }
+}
+
+/// One object more than a client indexes.
+const MANY_OBJECTS: u32 = 1_000_001;
+
+/// A pack of a million empty blobs (9 MB on the wire) is refused from its
+/// header's count, before indexing: indexing costs about 130 bytes an
+/// object, so six million took a client to 789 MB.
+#[test]
+fn a_pack_of_too_many_objects_is_refused_before_indexing() {
+    let server = BombServer::start_also(Also::ManyObjects);
+    let f = server.fixture();
+    let url = server.url();
+    f.ok(&["init"]);
+    let (out, peak) = skillpm_peak(&f, &["add", &format!("git+{url}")]);
+    assert_refused_cleanly(&out, peak, &url);
+    let err = stderr(&out);
+    assert!(err.contains("1000001 objects"), "{err}");
+    assert!(peak < 96 * 1024, "peak {peak} KiB");
+    let left: Vec<_> = walk_files(&f.cache);
+    assert!(
+        !left
+            .iter()
+            .any(|p| p.ends_with(".pack") || p.ends_with(".idx")),
+        "{left:?}"
+    );
+}
+
+/// Every file below `dir`, as paths.
+fn walk_files(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.display().to_string());
+            }
+        }
+    }
+    out
 }
 
 /// A server that refuses `deepen` (no `shallow` feature) is asked again
