@@ -289,9 +289,25 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
         spec::check_subpath(p).map_err(|e| e.to_string())?;
     }
     let reference = s("ref").map(|r| GitRef::Unspecified(r.to_string()));
+    // The lock is the repository's word, not the user's: what it names
+    // may not reach this machine (a `file://` repository, a service on
+    // loopback, a metadata address) or a directory outside the project.
+    // The user's own `[sources] github` base may be local; the lock only
+    // names `owner/name` below it.
+    let foreign_local = |what: &str| {
+        format!("skills-lock.json names {what} on this machine; only a source you add yourself (`skillpm add`) may, not imported")
+    };
     let dep = match kind {
         "github" => {
             let repo = source.trim_end_matches(".git");
+            let mut parts = repo.split('/');
+            let shorthand = matches!(
+                (parts.next(), parts.next(), parts.next()),
+                (Some(o), Some(n), None) if ![o, n].iter().any(|p| p.is_empty() || p.starts_with('.'))
+            );
+            if !shorthand {
+                return Err(format!("github source `{repo}` is not owner/name"));
+            }
             let url = GitUrl::parse(&format!("{}/{repo}.git", base.trim_end_matches('/')))
                 .map_err(|e| e.to_string())?;
             Dependency::Git {
@@ -302,6 +318,9 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
         }
         "git" | "gitlab" => {
             let url = GitUrl::parse(s("sourceUrl").unwrap_or(source)).map_err(|e| e.to_string())?;
+            if url.is_local() {
+                return Err(foreign_local(&format!("the git repository {url}")));
+            }
             Dependency::Git {
                 url,
                 reference,
@@ -313,8 +332,9 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
                 Some(p) => format!("{}/{p}", source.trim_end_matches('/')),
                 None => source.to_string(),
             };
-            if !(dir.starts_with("./") || dir.starts_with("../")) {
-                return Err(format!("local source {dir} is not relative to the project"));
+            let inside = dir.starts_with("./") && !dir.split('/').any(|c| c == "..");
+            if !inside {
+                return Err(format!("local source {dir} is not inside the project"));
             }
             spec::Spec::parse(&dir).map_err(|e| e.to_string())?;
             Dependency::Path { path: dir }
@@ -322,6 +342,9 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
         "well-known" => {
             let index =
                 WellKnownUrl::parse(s("sourceUrl").unwrap_or(source)).map_err(|e| e.to_string())?;
+            if index.is_local() {
+                return Err(foreign_local(&format!("the site {index}")));
+            }
             Dependency::WellKnown { index }
         }
         other => {

@@ -851,6 +851,23 @@ impl GitUrl {
         self.scheme == GitScheme::File
     }
 
+    /// Whether the URL reaches this machine's files or services: `file://`,
+    /// or a host that names this machine or a link-local address by
+    /// literal (as [`WellKnownUrl::is_local`] decides for sites).
+    pub fn is_local(&self) -> bool {
+        if self.is_file() {
+            return true;
+        }
+        let host = self.host.trim_start_matches('[').trim_end_matches(']');
+        match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => is_local_ip(ip),
+            Err(_) => {
+                let d = host.trim_end_matches('.').to_ascii_lowercase();
+                d == "localhost" || d.ends_with(".localhost")
+            }
+        }
+    }
+
     /// Whether the URL carries a secret that [`GitUrl::redacted`] drops;
     /// the lockfile refuses such URLs.
     pub fn has_credentials(&self) -> bool {

@@ -215,6 +215,80 @@ fn a_root_reached_through_a_committed_symlink_is_never_taken_over() {
     assert_eq!(left, ["alpha"], "nothing staged beside the user's skill");
 }
 
+/// A committed skills-lock.json is the repository's word: it may not
+/// point skillpm at this machine (a `file://` repository, a site on
+/// loopback such as an internal admin endpoint, a link-local metadata
+/// address) or at a directory outside the project. Each such entry is
+/// reported and not imported, and nothing is fetched from it; the user's
+/// own `[sources] github` base may still be local.
+#[test]
+fn a_lock_may_not_point_at_this_machine_or_outside_the_project() {
+    let f = Fixture::new();
+    let (base, src) = mirror(&f);
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(conn);
+        }
+    });
+    let mut lock: serde_json::Value = serde_json::from_str(&fixture_lock()).unwrap();
+    let skills = lock["skills"].as_object_mut().unwrap();
+    for (name, entry) in [
+        (
+            "etc",
+            serde_json::json!({"source": "file:///etc", "sourceType": "git"}),
+        ),
+        (
+            "admin",
+            serde_json::json!({"source": format!("http://127.0.0.1:{port}/internal/admin"), "sourceType": "well-known"}),
+        ),
+        (
+            "metadata",
+            serde_json::json!({"source": "https://169.254.169.254/latest", "sourceType": "well-known"}),
+        ),
+        (
+            "loopgit",
+            serde_json::json!({"source": format!("https://localhost:{port}/x.git"), "sourceType": "git"}),
+        ),
+        (
+            "keys",
+            serde_json::json!({"source": "../../home/.ssh", "sourceType": "local"}),
+        ),
+        (
+            "sneaky",
+            serde_json::json!({"source": "../skills", "sourceType": "github"}),
+        ),
+    ] {
+        skills.insert(name.into(), entry);
+    }
+    vercel_layout(&f, &src, &serde_json::to_string_pretty(&lock).unwrap());
+    let err = import(&f, &base);
+    for name in ["admin", "etc", "loopgit", "metadata"] {
+        assert!(
+            err.contains(&format!("not carried over: {name}: skills-lock.json names")),
+            "{name}: {err}"
+        );
+    }
+    assert!(
+        err.contains("keys: local source ../../home/.ssh is not inside the project"),
+        "{err}"
+    );
+    assert!(
+        err.contains("sneaky: github source `../skills` is not owner/name"),
+        "{err}"
+    );
+    assert!(err.contains("Imported 2 skill(s)"), "{err}");
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "a request reached loopback"
+    );
+}
+
 #[test]
 fn a_broken_lock_is_one_clear_error_and_changes_nothing() {
     let f = Fixture::new();
