@@ -95,10 +95,10 @@ pub fn run(env: Environment, transport: Transport) -> Result<(), ServeError> {
 
 async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
-    let service = match SkillServer::new(shared)
-        .serve(rmcp::transport::stdio())
-        .await
-    {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
+        .with_max_line_length(MAX_MESSAGE_BYTES);
+    let service = match SkillServer::new(shared).serve(transport).await {
         Ok(s) => s,
         // The host went away before saying anything: nothing to serve.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
@@ -129,6 +129,14 @@ async fn one_of_each_guarded_header(
     next.run(req).await
 }
 
+/// The largest message a client may send, a stdio line or an HTTP body.
+/// Requests to this server are small (a URI, a query, a skill's name);
+/// what a message costs while parsed grows with its size (a body of
+/// `[0,0,...]` is an array of as many values), so the cap bounds it. The
+/// SDK's own defaults (16 MiB a line, 4 MiB a body) let one message cost
+/// hundreds of megabytes.
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
+
 /// How long a request head may take to arrive, and how long a connection
 /// may sit without a new request or with its response stalled on the
 /// client. Streams of change notifications are kept moving by the SDK's
@@ -148,7 +156,7 @@ async fn serve_http(shared: std::sync::Arc<Shared>, addr: SocketAddr) -> Result<
     let service = StreamableHttpService::new(
         move || Ok(SkillServer::new(shared.clone())),
         sessions::Capped::new(sessions::MAX_SESSIONS).into(),
-        StreamableHttpServerConfig::default(),
+        StreamableHttpServerConfig::default().with_max_request_body_bytes(MAX_MESSAGE_BYTES),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)

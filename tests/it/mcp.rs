@@ -881,6 +881,54 @@ fn subscriptions_are_for_served_resources_only() {
     );
 }
 
+/// A message's parse costs memory in proportion to its size (a 15 MiB
+/// stdio line of `[0,0,...]` took the server to 1.7 GB), so messages are
+/// capped well below the SDK's defaults: a 1 MiB line is dropped without
+/// being parsed and the session goes on (a ping is answered), and a 1 MiB
+/// HTTP body is refused with 413.
+#[test]
+fn a_large_message_is_not_parsed() {
+    let tree = Tree::new();
+    let mut child = tree
+        .f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run skillpm mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    exchange(&mut stdin, &mut out, &init).expect("initialize");
+    let zeros = vec!["0"; 512 * 1024].join(",");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"search_skills","arguments":{{"query":[{zeros}]}}}}}}"#
+    )
+    .expect("write");
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let answer = exchange(&mut stdin, &mut out, &ping).expect("ping");
+    assert!(answer.get("result").is_some(), "{answer}");
+    let peak_kib = common::vm_hwm_kib(child.id());
+    drop(stdin);
+    child.wait().expect("wait");
+    assert!(
+        peak_kib > 0 && peak_kib < 80 * 1024,
+        "peak RSS {peak_kib} KiB"
+    );
+
+    let server = HttpServer::start(&tree.f);
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{"x":[{zeros}]}},"clientInfo":{{"name":"raw","version":"1"}}}}}}"#
+    );
+    let (status, _) = raw_request(&server.url, "POST", None, &body);
+    assert_eq!(status, 413);
+}
+
 /// Two `Host` headers (a loopback one for the DNS-rebinding check, a
 /// foreign one for whatever reads the other) or two `Origin` headers are
 /// refused with 400 before any session is made; one of each is served.
