@@ -14,6 +14,8 @@ fuzz_target!(|data: &[u8]| {
         max_unpacked: 1 << 20,
         max_entries: 64,
         max_path_len: 256,
+        // The strictest rules, so the fuzzer reaches every refusal.
+        names: skillpm::platform::Platform::Windows,
     };
     if unpack(data, None, &dest, &limits).is_ok() {
         let mut stack = vec![dest.clone()];
