@@ -81,6 +81,16 @@ pub fn layout(env: &Environment) -> Result<Layout, ConfigError> {
         disabled.extend(table.disabled);
         trust = table.trust_project_roots;
     }
+    // Run in the home directory itself, the project roots are the user's
+    // own (`~/.agents/skills` may well be a link into a dotfiles checkout).
+    let same = |a: &Path, b: &Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    if project.is_none() && home.is_some_and(|h| same(h, &base)) {
+        trust = true;
+    }
     let outside = |file: &Path, root: &Path, why: String| {
         ConfigError {
         file: file.to_path_buf(),
@@ -320,6 +330,13 @@ mod tests {
         std::os::unix::fs::symlink(&home, project.join(".claude/skills")).unwrap();
         let err = layout(&env).unwrap_err();
         assert!(err.message.contains("leads to"), "{err}");
+        // Run in the home directory with no project, they are the user's.
+        let mut at_home = Environment::isolated();
+        at_home.home = Some(project.clone());
+        at_home.cwd = project.clone();
+        std::fs::remove_file(project.join(MANIFEST_FILE)).unwrap();
+        assert!(layout(&at_home).is_ok());
+        manifest("");
         // The user's own config may trust them.
         std::fs::create_dir_all(home.join(".config/skillpm")).unwrap();
         std::fs::write(
