@@ -856,6 +856,18 @@ fn stdio_session(tree: &Tree) -> (Child, std::process::ChildStdin, impl BufRead)
     (child, stdin, out)
 }
 
+/// Closes a [`stdio_session`] and asserts the server's peak memory stayed
+/// under 80 MiB.
+fn end_session_within_80_mib(mut child: Child, stdin: std::process::ChildStdin) {
+    let peak_kib = common::vm_hwm_kib(child.id());
+    drop(stdin);
+    child.wait().expect("wait");
+    assert!(
+        peak_kib > 0 && peak_kib < 80 * 1024,
+        "peak RSS {peak_kib} KiB"
+    );
+}
+
 /// `resources/subscribe` keeps only URIs the server serves or could serve
 /// (no longer than a served URI can be, 4 KiB), at most MAX_SUBSCRIPTIONS
 /// per session: forty calls with 3.8 MiB URIs used to keep a session at
@@ -866,7 +878,7 @@ fn stdio_session(tree: &Tree) -> (Child, std::process::ChildStdin, impl BufRead)
 #[test]
 fn subscriptions_are_for_served_resources_only() {
     let tree = Tree::new();
-    let (mut child, mut stdin, mut out) = stdio_session(&tree);
+    let (child, mut stdin, mut out) = stdio_session(&tree);
     exchange(
         &mut stdin,
         &mut out,
@@ -891,13 +903,7 @@ fn subscriptions_are_for_served_resources_only() {
         let answer = exchange(&mut stdin, &mut out, &req).expect("answer");
         assert!(answer.get("result").is_some(), "{uri}: {answer}");
     }
-    let peak_kib = common::vm_hwm_kib(child.id());
-    drop(stdin);
-    child.wait().expect("wait");
-    assert!(
-        peak_kib > 0 && peak_kib < 80 * 1024,
-        "peak RSS {peak_kib} KiB"
-    );
+    end_session_within_80_mib(child, stdin);
 }
 
 /// A message's parse costs memory in proportion to its size (a 15 MiB
@@ -908,7 +914,7 @@ fn subscriptions_are_for_served_resources_only() {
 #[test]
 fn a_large_message_is_not_parsed() {
     let tree = Tree::new();
-    let (mut child, mut stdin, mut out) = stdio_session(&tree);
+    let (child, mut stdin, mut out) = stdio_session(&tree);
     let zeros = vec!["0"; 512 * 1024].join(",");
     writeln!(
         stdin,
@@ -918,13 +924,7 @@ fn a_large_message_is_not_parsed() {
     let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
     let answer = exchange(&mut stdin, &mut out, &ping).expect("ping");
     assert!(answer.get("result").is_some(), "{answer}");
-    let peak_kib = common::vm_hwm_kib(child.id());
-    drop(stdin);
-    child.wait().expect("wait");
-    assert!(
-        peak_kib > 0 && peak_kib < 80 * 1024,
-        "peak RSS {peak_kib} KiB"
-    );
+    end_session_within_80_mib(child, stdin);
 
     let server = HttpServer::start(&tree.f);
     let body = format!(
