@@ -116,7 +116,7 @@ impl Cache {
     }
 
     /// Whether a package is stored under `c`, looked for in the form
-    /// `likely` first (see [`forms`]).
+    /// `likely` first (see `forms`).
     pub fn has_tarball(&self, c: &Checksum, likely: Format) -> bool {
         forms(likely)
             .iter()
@@ -143,7 +143,7 @@ impl Cache {
     }
 
     /// This machine's stamps of the installed trees in `root` (see
-    /// [`Stamps`]).
+    /// `Stamps`).
     pub fn installed_stamps(&self, root: &Path) -> Stamps {
         let file = self.stamp_file(INSTALLED, root);
         let rows = bounded::read_to_string(&file, MAX_STAMPS_BYTES)

@@ -8,7 +8,7 @@ use crate::cache::{Cache, CacheError};
 use crate::fs::write_dir::WriteDir;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::report::{Event, Reporter};
-use crate::source::{check_identity, verify, SourceError, Sources, Verified};
+use crate::source::{check_identity, verify, Fetched, SourceError, Sources, Verified};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use skillpm_core::archive::{self, Format, Limits, UnpackError};
 use skillpm_core::checksum::Checksum;
@@ -51,20 +51,6 @@ pub struct Prepared {
     /// A tarball packed here that the cache could not take: it costs only
     /// a later repack, so the caller warns rather than failing the run.
     pub not_cached: Vec<CacheError>,
-}
-
-/// Tells the sources, before a run sets up its staging, which of the
-/// skills in `needed` ([`prepare`] comes next, with the same) they will be
-/// asked for: the git source groups their trees into one request per
-/// commit and starts the first request now.
-pub fn announce(sources: &Sources, needed: &[&LockedSkill], packed: &HashMap<Checksum, Verified>) {
-    // Only the git source plans its fetches; it skips other kinds.
-    sources.git.will_fetch(
-        needed
-            .iter()
-            .copied()
-            .filter(|s| made_here(s, packed).is_none()),
-    );
 }
 
 /// The tree of `s` made while resolving, this run, if it was. Keyed by the
@@ -161,17 +147,8 @@ pub async fn prepare(
                 let staged = match local {
                     Some((v, from_cache)) => blocking(move || finish(v, from_cache)).await?,
                     None => {
-                        let fetched = s.clone();
-                        let then = move |v| finish(v, made_from_cache(&fetched));
-                        // A git tree is staged where it is packed; any
-                        // other package once it is here.
-                        match sources.git.fetch_tree_then(s, then).await? {
-                            Ok(staged) => staged,
-                            Err(then) => {
-                                let v = fetch_one(sources, s, reporter).await?;
-                                blocking(move || then(v)).await?
-                            }
-                        }
+                        let got = fetch_one(sources, s, reporter).await?;
+                        blocking(move || finish(got.tree, got.from_cache)).await?
                     }
                 };
                 Ok::<_, SourceError>((s.name.clone(), staged))
@@ -215,16 +192,6 @@ fn keeps_tarball(s: &LockedSkill) -> bool {
     !matches!(s.source, LockedSource::Git { .. })
 }
 
-/// Whether a package its source just handed over was made from what the
-/// cache held before the run: a git tree packed from the cache's clone
-/// without asking its server anything.
-fn made_from_cache(s: &LockedSkill) -> bool {
-    match &s.source {
-        LockedSource::Git { url, .. } => !crate::source::git::asked(url),
-        _ => false,
-    }
-}
-
 /// The form a package of `s`'s source is most likely stored in: a
 /// registry's as downloaded, a tree made here as its canonical tar (one
 /// locked before trees were locked by their tar is stored gzipped).
@@ -246,7 +213,7 @@ async fn fetch_one(
     sources: &Sources,
     s: &LockedSkill,
     reporter: &dyn Reporter,
-) -> Result<Verified, SourceError> {
+) -> Result<Fetched, SourceError> {
     let LockedSource::Registry { .. } = &s.source else {
         return sources.fetch(s).await;
     };
@@ -257,7 +224,7 @@ async fn fetch_one(
     let tarball = sources.fetch(s).await?;
     reporter.report(Event::Downloaded {
         name: s.name.to_string(),
-        bytes: tarball.bytes().len() as u64,
+        bytes: tarball.tree.bytes().len() as u64,
     });
     Ok(tarball)
 }

@@ -15,7 +15,7 @@ use crate::project::spec::{self, Spec};
 use crate::project::{Project, ProjectError};
 use crate::report::Reporter;
 use crate::resolve::Refresh;
-use crate::source::git::{FoundSkill, GitSource};
+use crate::source::git::FoundSkill;
 use crate::source::{Request, SourceError};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use semver::VersionReq;
@@ -53,14 +53,6 @@ pub fn add(
         .collect::<Result<_, _>>()?;
     if let Some(p) = subpath {
         spec::check_subpath(p)?;
-    }
-    if !opts.frozen {
-        let cache = opts.cache().ok();
-        for spec in &parsed {
-            if let Spec::Git { url, .. } = spec {
-                GitSource::expect_fetch(url, cache.as_ref());
-            }
-        }
     }
     let project = Project::locate(env, opts.global)?;
     let run = Run::new(&project, opts)?;

@@ -176,16 +176,11 @@ impl<'a> Run<'a> {
         let syncing = writes.start(writer);
         let plans: Vec<Plan> = install::plan_all(&roots, &new.skills, &self.cache, mode);
         // The cache is held from here while this run fetches into it
-        // or reads from it, and the sources learn now what they will
-        // fetch: the first request is out while the rest is set up.
+        // or reads from it.
         let needed = needed(&plans);
         let cache_guard = match needed.as_slice() {
             [] => None,
-            some => {
-                let guard = self.cache.lock()?;
-                install::announce(&self.sources, some, &resolved.packed);
-                Some(guard)
-            }
+            _ => Some(self.cache.lock()?),
         };
         // Before anything is staged: leftovers of an interrupted run
         // sit where this run's staging directories and files will.

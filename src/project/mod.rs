@@ -161,10 +161,10 @@ impl Project {
     /// directory; targets that come to the same directory are one root, so
     /// `["codex", "cursor", "gemini-cli"]` is one `.agents/skills`. The
     /// first root (`.agents/skills` whenever it is a target) holds the
-    /// written trees, the others link to them ([`crate::install`]). A
+    /// written trees, the others link to them (`crate::install`). A
     /// project's targets come from whoever wrote its skills.toml, so each
     /// must be a relative path that stays inside the project, and a
-    /// [`WriteDir`]: no symlink leads to it (a committed
+    /// `WriteDir`: no symlink leads to it (a committed
     /// `.agents -> ~/.claude` must not redirect the writes), and it is not
     /// inside `.git`.
     pub fn targets(&self, manifest: &Manifest) -> Result<Vec<WriteDir>, ProjectError> {

@@ -41,22 +41,25 @@ fn configured(alpn: Vec<Vec<u8>>) -> Result<reqwest::ClientBuilder, String> {
     })
 }
 
-/// A client builder with the shared settings ([`configured`]); callers
+/// A client builder with the shared settings (`configured`); callers
 /// add their redirect policy.
 pub fn builder() -> Result<reqwest::ClientBuilder, String> {
     let alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     configured(alpn).map(|b| b.read_timeout(timeout()))
 }
 
-/// The same settings for the client of the in-process git fetch (which
-/// sets its own redirect policy: git's). It has no per-read timeout; the
-/// whole-request one bounds a trickling server. It offers only HTTP/1.1:
-/// a fetch is one or two requests in turn, where HTTP/2's frames cost
-/// both ends more than they share. reqwest's `http1_only` does not reach
-/// the ALPN of a TLS configuration made here, so an HTTP/2 server (nginx
-/// with `http2`) was spoken to in HTTP/2 anyway.
-pub fn http1() -> Result<reqwest::ClientBuilder, String> {
-    configured(vec![b"http/1.1".to_vec()])
+/// The TLS configuration of the git client: the shared trust, or the
+/// bundle git's configuration names (`http.sslCAInfo`). It offers only
+/// HTTP/1.1: a fetch is a few requests in turn on one connection, where
+/// HTTP/2's frames cost both ends more than they share.
+pub fn git_tls(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientConfig, String> {
+    use_ring();
+    let mut tls = match ca_file {
+        Some(file) => crate::source::tls::client_config_of(file)?,
+        None => crate::source::tls::client_config()?,
+    };
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tls)
 }
 
 /// Makes `ring` the process's rustls provider before the first client is

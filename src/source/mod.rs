@@ -55,6 +55,17 @@ pub enum Package {
     Downloaded(Vec<u8>),
     /// The canonical tar of a tree made here, hashed as it was made.
     Made(Verified),
+    /// [`Package::Made`] from what the cache held before this run, without
+    /// a request (a git tree read from the cache's clone).
+    Cached(Verified),
+}
+
+/// A locked package, checked against the lock.
+#[derive(Debug)]
+pub struct Fetched {
+    pub tree: Verified,
+    /// Whether it was made from the cache alone, without a request.
+    pub from_cache: bool,
 }
 
 /// One kind of origin. Dispatch is static (through [`Sources`]), so the
@@ -117,18 +128,46 @@ impl Sources {
 
     /// Fetches a locked package from its origin and verifies it against the
     /// lock's checksum.
-    pub async fn fetch(&self, locked: &LockedSkill) -> Result<Verified, SourceError> {
+    pub async fn fetch(&self, locked: &LockedSkill) -> Result<Fetched, SourceError> {
         let package = match &locked.source {
             LockedSource::Registry { .. } => self.registry.fetch(locked).await?,
             LockedSource::Git { .. } => self.git.fetch(locked).await?,
             LockedSource::Path { .. } => self.path.fetch(locked).await?,
             LockedSource::WellKnown { .. } => self.wellknown.fetch(locked).await?,
         };
-        match package {
-            Package::Downloaded(bytes) => verify(locked, bytes),
-            Package::Made(tree) => verify_made(locked, tree),
-        }
+        let (tree, from_cache) = match package {
+            Package::Downloaded(bytes) => (verify(locked, bytes)?, false),
+            Package::Made(tree) => (verify_made(locked, tree)?, false),
+            Package::Cached(tree) => (verify_made(locked, tree)?, true),
+        };
+        Ok(Fetched { tree, from_cache })
     }
+}
+
+/// The error and its causes, which is where reqwest keeps the useful part
+/// ("connection refused", "dns error").
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+/// Server text goes to terminals: no newlines, no escape sequences.
+pub(crate) fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -31,10 +31,24 @@ pub fn client_config() -> Result<rustls::ClientConfig, String> {
 }
 
 fn build() -> Result<rustls::ClientConfig, String> {
+    trusting(Places::from_env())
+}
+
+/// A configuration that trusts the authorities of one bundle file alone:
+/// git's `http.sslCAInfo`, which replaces the system's as it does for
+/// `git`.
+pub fn client_config_of(file: &std::path::Path) -> Result<rustls::ClientConfig, String> {
+    trusting(Places {
+        file: Some(file.to_path_buf()),
+        dirs: Vec::new(),
+    })
+}
+
+fn trusting(places: Places) -> Result<rustls::ClientConfig, String> {
     let provider = CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
-    let roots = SystemRoots::new(Places::from_env(), provider.clone())?;
+    let roots = SystemRoots::new(places, provider.clone())?;
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS set-up: {e}"))?

@@ -19,7 +19,7 @@
 //! installed tree and its `digest` proves what the site served.
 
 use super::git::{memo, Memo};
-use super::registry::client::{chain, one_line};
+use super::{chain, one_line};
 use super::{identify_named, verify, Package, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};

@@ -7,7 +7,7 @@
 //! a local mirror configured with `[sources] github`.
 
 use crate::common;
-use common::{commit_all, stderr, Fixture};
+use common::{commit_all, logging_git, stderr, Fixture};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -158,31 +158,8 @@ fn add_skill_takes_the_named_ones_at_one_commit() {
 }
 
 fn fetches(log: &Path) -> usize {
-    read(log)
-        .lines()
-        .filter(|l| l.split_whitespace().any(|w| w == "fetch"))
-        .count()
-}
-
-/// A `git` on the fixture PATH that logs each call before running git.
-fn logging_git(f: &Fixture, log: &Path) {
-    let real = which("git");
-    let script = format!(
-        "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
-        log.display(),
-        real.display()
-    );
-    let p = f.write(&f.bin, "git", script);
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
-fn which(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .expect("on PATH")
+    // gitoxide runs `git-upload-pack` to fetch from a `file://` URL.
+    crate::common::git_calls(log, "upload-pack")
 }
 
 #[test]

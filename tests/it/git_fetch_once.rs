@@ -39,8 +39,9 @@ fn repo_with_skill(f: &Fixture, name: &str) -> PathBuf {
     repo
 }
 
+/// Fetches from a `file://` URL: gitoxide runs `git-upload-pack`.
 fn fetches(log: &Path) -> usize {
-    calls(log, "fetch")
+    calls(log, "upload-pack")
 }
 
 #[test]

@@ -372,7 +372,8 @@ fn git_error_line_is_escaped() {
         std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
     f.ok(&["init"]);
-    let out = f.skillpm(&["add", "git+https://example.invalid/skills.git"]);
+    // ssh is fetched through `git`.
+    let out = f.skillpm(&["add", "git+ssh://example.invalid/skills.git"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let err = stderr(&out);
     assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");

@@ -50,9 +50,11 @@ pub struct GitHttps {
     v0_only: Arc<AtomicBool>,
     stall: Arc<AtomicBool>,
     moved: Moved,
+    private: Moved,
 }
 
-/// Repositories that answer with a redirect: old name -> new name.
+/// Repositories that answer with a redirect: old name -> new name; or
+/// that need an `Authorization` header: name -> its value.
 type Moved = Arc<Mutex<BTreeMap<String, String>>>;
 
 impl GitHttps {
@@ -70,6 +72,7 @@ impl GitHttps {
         let v0_only = Arc::new(AtomicBool::new(false));
         let stall = Arc::new(AtomicBool::new(false));
         let moved = Moved::default();
+        let private = Moved::default();
         let backend = Arc::new(Backend {
             root: dir.path().join("repos"),
             home: dir.path().join("home"),
@@ -77,6 +80,7 @@ impl GitHttps {
             v0_only: v0_only.clone(),
             stall: stall.clone(),
             moved: moved.clone(),
+            private: private.clone(),
             addr,
         });
         let server = crate::background::Background::start(listener, move |listener| {
@@ -90,7 +94,16 @@ impl GitHttps {
             v0_only,
             stall,
             moved,
+            private,
         }
+    }
+
+    /// From now on, answers every request under `<name>.git/` that lacks
+    /// the `Authorization` header `authorization` with a 401 asking for
+    /// Basic credentials, as a host does for a private repository.
+    pub fn make_private(&self, name: &str, authorization: &str) {
+        let mut private = self.private.lock().expect("private");
+        private.insert(name.to_string(), authorization.to_string());
     }
 
     /// From now on, answers every request under `<from>.git/` with a 301
@@ -191,6 +204,7 @@ struct Backend {
     v0_only: Arc<AtomicBool>,
     stall: Arc<AtomicBool>,
     moved: Moved,
+    private: Moved,
     addr: SocketAddr,
 }
 
@@ -225,7 +239,31 @@ impl Backend {
             status: 0,
             version: format!("{:?}", parts.version),
         };
-        if let Some(location) = self.moved_to(&seen.path) {
+        let wanted = self
+            .private
+            .lock()
+            .expect("private")
+            .iter()
+            .find_map(|(name, auth)| {
+                seen.path
+                    .starts_with(&format!("/{name}.git/"))
+                    .then(|| auth.clone())
+            });
+        if wanted.is_some_and(|auth| header("authorization") != auth) {
+            seen.status = 401;
+            self.seen.lock().expect("log").push(seen);
+            let mut refused = plain(StatusCode::UNAUTHORIZED, String::new());
+            let ask = hyper::header::HeaderValue::from_static("Basic realm=\"git\"");
+            refused
+                .headers_mut()
+                .insert(hyper::header::WWW_AUTHENTICATE, ask);
+            return refused;
+        }
+        if let Some(mut location) = self.moved_to(&seen.path) {
+            // As hosts do: the query goes along.
+            if !seen.query.is_empty() {
+                location = format!("{location}?{}", seen.query);
+            }
             seen.status = 301;
             self.seen.lock().expect("log").push(seen);
             let mut moved = plain(StatusCode::MOVED_PERMANENTLY, String::new());

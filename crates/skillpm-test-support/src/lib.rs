@@ -1,11 +1,12 @@
 //! What the integration tests of `skillpm` (tests/) and `skillpm-registry`
 //! (registry-server/tests/) share: a real registry process
-//! ([`registry`]), a real HTTPS git server ([`git_https`]), a TLS front speaking HTTP/2
+//! ([`registry`]), a real HTTPS git server ([`git_https`]), a tunnelling proxy ([`proxy`]), a TLS front speaking HTTP/2
 //! ([`tls_front`]), deterministic
 //! noise ([`seeded`]) and directory snapshots ([`tree`]).
 
 mod background;
 pub mod git_https;
+pub mod proxy;
 pub mod registry;
 pub mod seeded;
 mod tls;

@@ -45,7 +45,7 @@ fn options() -> gix::open::Options {
         "core.logAllRefUpdates=false".to_string(),
         format!(
             "gitoxide.objects.allocLimit={}",
-            super::v2::MAX_OBJECT_BYTES
+            super::remote::MAX_OBJECT_BYTES
         ),
         format!("gitoxide.core.defaultPackCacheMemoryLimit={PACK_CACHE_BYTES}"),
     ])

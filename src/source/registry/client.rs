@@ -13,6 +13,7 @@
 
 use crate::project::spec::mask_userinfo;
 use crate::source::http::FirstAlone;
+use crate::source::{chain, one_line};
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use reqwest::{Method, StatusCode};
 use skillpm_core::protocol::{
@@ -523,32 +524,6 @@ fn check_version(v: &str) -> Result<String> {
     semver::Version::parse(v)
         .map(|v| v.to_string())
         .map_err(|e| RegistryError::BadInput(format!("invalid version {v:?}: {e}")))
-}
-
-/// The error and its causes, which is where reqwest keeps the useful part
-/// ("connection refused", "dns error").
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        let t = inner.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = inner.source();
-    }
-    s
-}
-
-/// Server text goes to terminals: no newlines, no escape sequences.
-pub(crate) fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]

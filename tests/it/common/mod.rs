@@ -338,8 +338,8 @@ pub fn real_git() -> PathBuf {
         .expect("git on PATH")
 }
 
-/// Puts a `git` on the fixture PATH that logs its arguments, one call per
-/// line, to `log`, then runs the real git.
+/// Puts a `git` (and a `git-upload-pack`) on the fixture PATH that logs
+/// its arguments, one call per line, to `log`, then runs the real git.
 pub fn logging_git(f: &Fixture, log: &Path) {
     // Also the limits the call was started with, as `<log>.limits` (shell
     // built-ins only: a fixture's PATH may hold no `cat`).
@@ -351,8 +351,17 @@ pub fn logging_git(f: &Fixture, log: &Path) {
         log = log.display(),
     );
     let p = f.write(&f.bin, "git", script);
+    // What gitoxide runs to fetch from a `file://` URL, logged the same.
+    let upload = format!(
+        "#!/bin/sh\necho \"upload-pack $*\" >> '{log}'\nexec '{}' upload-pack \"$@\"\n",
+        real_git().display(),
+        log = log.display(),
+    );
+    let u = f.write(&f.bin, "git-upload-pack", upload);
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    for p in [p, u] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
 }
 
 /// How many calls logged by [`logging_git`] ran the subcommand `cmd`.
