@@ -24,7 +24,7 @@ mod remote;
 
 pub use discover::FoundSkill;
 
-use super::{Package, Request, Resolution, Source, SourceError};
+use super::{memo, Memo, Package, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
@@ -36,7 +36,7 @@ use skillpm_core::archive::Limits;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{OnceCell, Semaphore};
+use tokio::sync::Semaphore;
 
 /// How many fetches run at once: enough to overlap network waits, few
 /// enough not to thrash a small machine.
@@ -414,15 +414,6 @@ impl GitSource {
 /// memo.
 fn pack_key(url: &GitUrl, commit: &str, subpath: Option<&str>) -> String {
     format!("{}#{commit}:{}", url.redacted(), subpath.unwrap_or("."))
-}
-
-/// Results of this run by key, each computed once (shared by the sources).
-pub(super) type Memo<T> = Mutex<HashMap<String, Arc<OnceCell<T>>>>;
-
-/// The once-cell for `key`, created on first use.
-pub(super) fn memo<T>(map: &Memo<T>, key: String) -> Arc<OnceCell<T>> {
-    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
-    map.entry(key).or_default().clone()
 }
 
 impl Source for GitSource {

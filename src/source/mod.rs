@@ -25,7 +25,10 @@ use crate::report::Reporter;
 use skillpm_core::archive::{PackError, UnpackError};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::OnceCell;
 
 /// What to resolve: a manifest dependency, with what the caller already
 /// knows about it.
@@ -142,6 +145,15 @@ impl Sources {
         };
         Ok(Fetched { tree, from_cache })
     }
+}
+
+/// Results of this run by key, each computed once (shared by the sources).
+pub(crate) type Memo<T> = Mutex<HashMap<String, Arc<OnceCell<T>>>>;
+
+/// The once-cell for `key`, created on first use.
+pub(crate) fn memo<T>(map: &Memo<T>, key: String) -> Arc<OnceCell<T>> {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    map.entry(key).or_default().clone()
 }
 
 /// The error and its causes, which is where reqwest keeps the useful part

@@ -18,9 +18,9 @@
 //! deterministically like a git skill, so the lock's `checksum` proves the
 //! installed tree and its `digest` proves what the site served.
 
-use super::git::{memo, Memo};
 use super::{chain, one_line};
 use super::{identify_named, verify, Package, Request, Resolution, Source, SourceError};
+use super::{memo, Memo};
 use crate::cache::Cache;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;

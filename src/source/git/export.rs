@@ -532,35 +532,6 @@ pub(super) mod tests {
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
-    /// A clone is opened once per run, so what a later fetch writes must
-    /// be seen through the handle opened before it: a moved ref, and a
-    /// commit that arrived in a new pack.
-    #[test]
-    fn a_shared_open_sees_what_is_written_after_it() {
-        let work = tempfile::tempdir().unwrap();
-        std::fs::write(work.path().join("SKILL.md"), "one").unwrap();
-        git(work.path(), &["init", "-q"]);
-        git(work.path(), &["add", "-A"]);
-        git(work.path(), &["commit", "-qm", "one"]);
-        let first = head_of(work.path());
-        let dir = work.path().join(".git");
-        let before = objects::opened(&dir).unwrap();
-        let at = |repo: &gix::ThreadSafeRepository, rev: &str| {
-            objects::commit_of(&repo.to_thread_local(), rev)
-        };
-        assert_eq!(at(&before, "refs/heads/main"), Some(first.clone()));
-
-        std::fs::write(work.path().join("SKILL.md"), "two").unwrap();
-        git(work.path(), &["commit", "-qam", "two"]);
-        git(work.path(), &["repack", "-q", "-d"]);
-        let second = head_of(work.path());
-        assert_ne!(first, second);
-        let after = objects::opened(&dir).unwrap();
-        assert_eq!(at(&after, "refs/heads/main"), Some(second.clone()));
-        assert_eq!(at(&before, "refs/heads/main"), Some(second.clone()));
-        assert!(objects::tree_of(&before.to_thread_local(), &second).is_some());
-    }
-
     /// The skills of a commit read on one thread share one handle, and
     /// each still gets exactly its own files.
     #[test]

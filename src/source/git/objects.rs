@@ -8,32 +8,12 @@
 use super::SourceError;
 use crate::project::spec::GitUrl;
 use gix::ObjectId;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
 /// The bare clone at `dir`, for reading on any thread.
 pub(super) fn open(dir: &Path, url: &GitUrl) -> Result<gix::ThreadSafeRepository, SourceError> {
-    opened(dir).map_err(|e| error("opening the clone of", url, e))
-}
-
-/// The repository at `dir`, opened once per process and shared after
-/// that. An open reads the configuration, `HEAD` and the pack directory
-/// (about 0.3 ms); writing a new clone's refs, resolving its `HEAD` and
-/// listing its commit opened it three times in every `add`. A shared
-/// handle still sees what a later fetch adds: refs are read from disk at
-/// each lookup, and an object the store does not find has it rescan the
-/// pack directory first.
-pub(super) fn opened(dir: &Path) -> Result<gix::ThreadSafeRepository, gix::Error> {
-    static OPENED: Mutex<BTreeMap<PathBuf, gix::ThreadSafeRepository>> =
-        Mutex::new(BTreeMap::new());
-    let cached = || OPENED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(repo) = cached().get(dir) {
-        return Ok(repo.clone());
-    }
-    let repo = gix::ThreadSafeRepository::open_opts(dir, options())?;
-    cached().insert(dir.to_path_buf(), repo.clone());
-    Ok(repo)
+    gix::ThreadSafeRepository::open_opts(dir, options())
+        .map_err(|e| error("opening the clone of", url, e))
 }
 
 /// Every open of a clone: isolated (no system, user or environment
