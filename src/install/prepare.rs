@@ -250,7 +250,7 @@ fn stage(
             source => SourceError::Refused { package, source },
         }
     })?;
-    check_identity(s, dir.path()).map_err(SourceError::Rejected)?;
+    check_identity(s, dir.path())?;
     // Taken before the marker exists, and unchanged by the rename into
     // place (renaming a directory does not touch its files). The fresh
     // directory holds what the unpacker created and nothing else; a

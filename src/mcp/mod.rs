@@ -41,8 +41,8 @@ pub enum Transport {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("cannot read the skills: {0}")]
-    Catalog(String),
+    #[error("cannot read the skills")]
+    Catalog(#[source] crate::engine::config::ConfigError),
     #[error("cannot watch the skill roots: {0}")]
     Watch(#[from] notify::Error),
     #[error("cannot start the async runtime: {0}")]

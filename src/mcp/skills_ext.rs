@@ -19,21 +19,44 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
+/// A served skill left out of `skills/list`, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{command}: not in skills/list: {why}")]
+pub struct NotListed {
+    command: String,
+    why: Unlistable,
+}
+
+/// What keeps a skill out of `skills/list`.
+#[derive(Debug, thiserror::Error)]
+enum Unlistable {
+    #[error("`description` must be 1-1024 characters")]
+    Description,
+    #[error("`{0}` must be a string")]
+    NotAString(&'static str),
+    #[error("`compatibility` must be 1-500 characters")]
+    Compatibility,
+    #[error("`metadata` must map strings to strings")]
+    Metadata,
+    #[error("{0}")]
+    Invalid(rmcp::model::SkillValidationError),
+}
+
 /// Whether the frontmatter has the types the extension's schema gives the
 /// Agent Skills fields; hosts (FastMCP's client among them) reject a whole
 /// `skills/list` page over one entry that breaks them, so such a skill is
 /// left out of the list rather than sent.
-fn wire_conformant(fm: &Map<String, Value>) -> Result<(), String> {
+fn wire_conformant(fm: &Map<String, Value>) -> Result<(), Unlistable> {
     let description = fm
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or_default();
     if description.trim().is_empty() || description.chars().count() > 1024 {
-        return Err("`description` must be 1-1024 characters".into());
+        return Err(Unlistable::Description);
     }
     for key in ["license", "allowed-tools", "compatibility"] {
         if fm.get(key).is_some_and(|v| !v.is_string()) {
-            return Err(format!("`{key}` must be a string"));
+            return Err(Unlistable::NotAString(key));
         }
     }
     if fm
@@ -41,19 +64,22 @@ fn wire_conformant(fm: &Map<String, Value>) -> Result<(), String> {
         .and_then(Value::as_str)
         .is_some_and(|c| !(1..=500).contains(&c.chars().count()))
     {
-        return Err("`compatibility` must be 1-500 characters".into());
+        return Err(Unlistable::Compatibility);
     }
     match fm.get("metadata") {
         None => Ok(()),
         Some(Value::Object(m)) if m.values().all(Value::is_string) => Ok(()),
-        Some(_) => Err("`metadata` must map strings to strings".into()),
+        Some(_) => Err(Unlistable::Metadata),
     }
 }
 
 /// The extension entry for one served skill, or why it cannot be listed.
-pub fn entry(s: &ServedSkill) -> Result<Skill, String> {
-    wire_conformant(&s.frontmatter)
-        .map_err(|e| format!("{}: not in skills/list: {e}", s.command))?;
+pub fn entry(s: &ServedSkill) -> Result<Skill, NotListed> {
+    let not_listed = |why| NotListed {
+        command: s.command.clone(),
+        why,
+    };
+    wire_conformant(&s.frontmatter).map_err(not_listed)?;
     let mut fm = SkillFrontmatter::new(s.name.clone(), s.description.clone());
     for (k, v) in &s.frontmatter {
         if k != "name" && k != "description" {
@@ -69,7 +95,7 @@ pub fn entry(s: &ServedSkill) -> Result<Skill, String> {
     skill
         .validate()
         .map(|()| skill)
-        .map_err(|e| format!("{}: not in skills/list: {e}", s.command))
+        .map_err(|e| not_listed(Unlistable::Invalid(e)))
 }
 
 /// Every listable entry of `snap`, sorted by URI, and a note per skill
@@ -80,7 +106,7 @@ pub fn entries(snap: &Snapshot) -> (Vec<Skill>, Vec<String>) {
     for s in &snap.skills {
         match entry(s) {
             Ok(e) => out.push(e),
-            Err(n) => notes.push(n),
+            Err(n) => notes.push(n.to_string()),
         }
     }
     out.sort_by(|a, b| a.uri.cmp(&b.uri));

@@ -68,8 +68,27 @@ pub fn call(snap: &Snapshot, name: &str, args: &JsonObject) -> Option<CallToolRe
     };
     Some(match out {
         Ok(text) => CallToolResult::success(vec![Content::text(text)]),
-        Err(e) => CallToolResult::error(vec![Content::text(e)]),
+        Err(e) => CallToolResult::error(vec![Content::text(e.to_string())]),
     })
+}
+
+/// Why a tool call is answered with an error result (for the model to
+/// read and correct).
+#[derive(Debug, thiserror::Error)]
+enum ToolError {
+    #[error("{tool} needs a string `{arg}`")]
+    MissingArg {
+        tool: &'static str,
+        arg: &'static str,
+    },
+    #[error("`limit` must be an integer from 1 to {MAX_LIMIT}")]
+    Limit,
+    #[error("no served skill `{0}`; call list_skills for the commands")]
+    NoSkill(String),
+    #[error("no catalog loaded")]
+    NoCatalog,
+    #[error(transparent)]
+    Load(#[from] load::LoadError),
 }
 
 fn summary(s: &ServedSkill) -> Value {
@@ -82,18 +101,20 @@ fn json_text(v: &Value) -> String {
     s
 }
 
-fn search_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, String> {
+fn search_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, ToolError> {
     let query = args
         .get("query")
         .and_then(Value::as_str)
-        .ok_or("search_skills needs a string `query`")?;
+        .ok_or(ToolError::MissingArg {
+            tool: "search_skills",
+            arg: "query",
+        })?;
     let limit = match args.get("limit") {
         None | Some(Value::Null) => DEFAULT_LIMIT,
         Some(v) => v
             .as_u64()
             .filter(|n| (1..=MAX_LIMIT as u64).contains(n))
-            .ok_or(format!("`limit` must be an integer from 1 to {MAX_LIMIT}"))?
-            as usize,
+            .ok_or(ToolError::Limit)? as usize,
     };
     Ok(json_text(&Value::Array(search(snap, query, limit))))
 }
@@ -115,11 +136,14 @@ pub fn search(snap: &Snapshot, query: &str, limit: usize) -> Vec<Value> {
         .collect()
 }
 
-fn load_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, String> {
+fn load_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, ToolError> {
     let name = args
         .get("name")
         .and_then(Value::as_str)
-        .ok_or("load_skill needs a string `name`")?;
+        .ok_or(ToolError::MissingArg {
+            tool: "load_skill",
+            arg: "name",
+        })?;
     let skill = snap.skill_by_command(name).or_else(|| {
         let mut by_name = snap.skills.iter().filter(|s| s.name == name);
         match (by_name.next(), by_name.next()) {
@@ -127,11 +151,9 @@ fn load_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, String> {
             _ => None,
         }
     });
-    let skill = skill.ok_or(format!(
-        "no served skill `{name}`; call list_skills for the commands"
-    ))?;
-    let catalog = snap.catalog.as_ref().ok_or("no catalog loaded")?;
-    let block = load::render(catalog, &skill.command).map_err(|e| e.to_string())?;
+    let skill = skill.ok_or_else(|| ToolError::NoSkill(name.to_string()))?;
+    let catalog = snap.catalog.as_ref().ok_or(ToolError::NoCatalog)?;
+    let block = load::render(catalog, &skill.command)?;
     let tools = catalog
         .find(&skill.command)
         .map(|e| catalog.tool_statuses(e))

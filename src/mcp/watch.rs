@@ -13,7 +13,7 @@
 use super::resources::Snapshot;
 use super::server::Shared;
 use crate::engine::catalog::Catalog;
-use crate::engine::config::Environment;
+use crate::engine::config::{ConfigError, Environment};
 use crate::engine::discover;
 use notify::event::{EventKind, MetadataKind, ModifyKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
@@ -127,10 +127,13 @@ fn settle(rx: &Receiver<()>) -> bool {
 }
 
 /// Reads the tree until two looks agree, then returns the snapshot.
-pub fn build_settled(env: &Environment, rx: Option<&Receiver<()>>) -> Result<Snapshot, String> {
+pub fn build_settled(
+    env: &Environment,
+    rx: Option<&Receiver<()>>,
+) -> Result<Snapshot, ConfigError> {
     let mut tries = 0;
     loop {
-        let catalog = Catalog::build(env).map_err(|e| e.to_string())?;
+        let catalog = Catalog::build(env)?;
         let snap = Snapshot::build(catalog);
         let moved = rx.is_some_and(drain);
         if (snap.unsettled || moved) && tries < MAX_RETRIES {

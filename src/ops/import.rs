@@ -275,10 +275,27 @@ const KNOWN: &[&str] = &[
     "wellKnownDigest",
 ];
 
-fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>), String> {
+/// Why an entry of `skills-lock.json` is not imported.
+#[derive(Debug, thiserror::Error)]
+enum NotImported {
+    #[error("no {0}")]
+    Missing(&'static str),
+    #[error(transparent)]
+    Spec(#[from] spec::SpecError),
+    #[error("github source `{0}` is not owner/name")]
+    NotOwnerName(String),
+    #[error("skills-lock.json names {0} on this machine; only a source you add yourself (`skillpm add`) may, not imported")]
+    Local(String),
+    #[error("local source {0} is not inside the project")]
+    Outside(String),
+    #[error("source type `{0}` has no skillpm equivalent; not imported")]
+    Kind(String),
+}
+
+fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>), NotImported> {
     let s = |k: &str| v.get(k).and_then(Value::as_str).filter(|x| !x.is_empty());
-    let kind = s("sourceType").ok_or("no sourceType")?;
-    let source = s("source").ok_or("no source")?;
+    let kind = s("sourceType").ok_or(NotImported::Missing("sourceType"))?;
+    let source = s("source").ok_or(NotImported::Missing("source"))?;
     // `skills/foo/SKILL.md` -> `skills/foo`; a skill at the root has none.
     let path = s("skillPath")
         .and_then(|p| p.strip_suffix("SKILL.md"))
@@ -286,7 +303,7 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
         .filter(|p| !p.is_empty())
         .map(str::to_string);
     if let Some(p) = &path {
-        spec::check_subpath(p).map_err(|e| e.to_string())?;
+        spec::check_subpath(p)?;
     }
     let reference = s("ref").map(|r| GitRef::Unspecified(r.to_string()));
     // The lock is the repository's word, not the user's: what it names
@@ -294,9 +311,6 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
     // loopback, a metadata address) or a directory outside the project.
     // The user's own `[sources] github` base may be local; the lock only
     // names `owner/name` below it.
-    let foreign_local = |what: &str| {
-        format!("skills-lock.json names {what} on this machine; only a source you add yourself (`skillpm add`) may, not imported")
-    };
     let dep = match kind {
         "github" => {
             let repo = source.trim_end_matches(".git");
@@ -306,10 +320,9 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
                 (Some(o), Some(n), None) if ![o, n].iter().any(|p| p.is_empty() || p.starts_with('.'))
             );
             if !shorthand {
-                return Err(format!("github source `{repo}` is not owner/name"));
+                return Err(NotImported::NotOwnerName(repo.to_string()));
             }
-            let url = GitUrl::parse(&format!("{}/{repo}.git", base.trim_end_matches('/')))
-                .map_err(|e| e.to_string())?;
+            let url = GitUrl::parse(&format!("{}/{repo}.git", base.trim_end_matches('/')))?;
             Dependency::Git {
                 url,
                 reference,
@@ -317,9 +330,9 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
             }
         }
         "git" | "gitlab" => {
-            let url = GitUrl::parse(s("sourceUrl").unwrap_or(source)).map_err(|e| e.to_string())?;
+            let url = GitUrl::parse(s("sourceUrl").unwrap_or(source))?;
             if url.is_local() {
-                return Err(foreign_local(&format!("the git repository {url}")));
+                return Err(NotImported::Local(format!("the git repository {url}")));
             }
             Dependency::Git {
                 url,
@@ -334,24 +347,19 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
             };
             let inside = dir.starts_with("./") && !dir.split('/').any(|c| c == "..");
             if !inside {
-                return Err(format!("local source {dir} is not inside the project"));
+                return Err(NotImported::Outside(dir));
             }
-            spec::Spec::parse(&dir).map_err(|e| e.to_string())?;
+            spec::Spec::parse(&dir)?;
             Dependency::Path { path: dir }
         }
         "well-known" => {
-            let index =
-                WellKnownUrl::parse(s("sourceUrl").unwrap_or(source)).map_err(|e| e.to_string())?;
+            let index = WellKnownUrl::parse(s("sourceUrl").unwrap_or(source))?;
             if index.is_local() {
-                return Err(foreign_local(&format!("the site {index}")));
+                return Err(NotImported::Local(format!("the site {index}")));
             }
             Dependency::WellKnown { index }
         }
-        other => {
-            return Err(format!(
-                "source type `{other}` has no skillpm equivalent; not imported"
-            ))
-        }
+        other => return Err(NotImported::Kind(other.to_string())),
     };
     let dropped = v
         .as_object()

@@ -3,6 +3,7 @@
 //! source.
 
 use crate::project::spec::is_local_ip;
+use crate::source::tls::TlsError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::Duration;
@@ -28,7 +29,7 @@ pub fn timeout() -> Duration {
 /// ([`crate::source::tls`]), offering `alpn` in its handshake. Fails when
 /// the system has no authorities to trust, saying where they are looked
 /// for.
-fn configured(alpn: Vec<Vec<u8>>) -> Result<reqwest::ClientBuilder, String> {
+fn configured(alpn: Vec<Vec<u8>>) -> Result<reqwest::ClientBuilder, TlsError> {
     use_ring();
     let t = timeout();
     crate::source::tls::client_config().map(|mut tls| {
@@ -43,7 +44,7 @@ fn configured(alpn: Vec<Vec<u8>>) -> Result<reqwest::ClientBuilder, String> {
 
 /// A client builder with the shared settings (`configured`); callers
 /// add their redirect policy.
-pub fn builder() -> Result<reqwest::ClientBuilder, String> {
+pub fn builder() -> Result<reqwest::ClientBuilder, TlsError> {
     let alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     configured(alpn).map(|b| b.read_timeout(timeout()))
 }
@@ -52,7 +53,7 @@ pub fn builder() -> Result<reqwest::ClientBuilder, String> {
 /// bundle git's configuration names (`http.sslCAInfo`). It offers only
 /// HTTP/1.1: a fetch is a few requests in turn on one connection, where
 /// HTTP/2's frames cost both ends more than they share.
-pub fn git_tls(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientConfig, String> {
+pub fn git_tls(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientConfig, TlsError> {
     use_ring();
     let mut tls = match ca_file {
         Some(file) => crate::source::tls::client_config_of(file)?,

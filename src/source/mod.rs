@@ -222,8 +222,8 @@ pub enum SourceError {
     #[error(transparent)]
     Cache(#[from] crate::cache::CacheError),
     /// A package whose contents are not what the lock names.
-    #[error("{0}")]
-    Rejected(String),
+    #[error(transparent)]
+    NotTheLocked(#[from] verify::NotTheLocked),
     #[error(transparent)]
     Fs(#[from] crate::fs::FsError),
     #[error(transparent)]

@@ -22,36 +22,45 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+/// Why no TLS client can be built.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TlsError {
+    #[error("{NO_AUTHORITIES}")]
+    NoAuthorities,
+    #[error("TLS set-up")]
+    Setup(#[source] rustls::Error),
+}
+
 /// The TLS configuration of every client in this process, built on
 /// first use; each client sets the protocols its ALPN offers
 /// ([`crate::source::http`]).
-pub fn client_config() -> Result<rustls::ClientConfig, String> {
-    static CONFIG: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
+pub fn client_config() -> Result<rustls::ClientConfig, TlsError> {
+    static CONFIG: OnceLock<Result<rustls::ClientConfig, TlsError>> = OnceLock::new();
     CONFIG.get_or_init(build).clone()
 }
 
-fn build() -> Result<rustls::ClientConfig, String> {
+fn build() -> Result<rustls::ClientConfig, TlsError> {
     trusting(Places::from_env())
 }
 
 /// A configuration that trusts the authorities of one bundle file alone:
 /// git's `http.sslCAInfo`, which replaces the system's as it does for
 /// `git`.
-pub fn client_config_of(file: &std::path::Path) -> Result<rustls::ClientConfig, String> {
+pub fn client_config_of(file: &std::path::Path) -> Result<rustls::ClientConfig, TlsError> {
     trusting(Places {
         file: Some(file.to_path_buf()),
         dirs: Vec::new(),
     })
 }
 
-fn trusting(places: Places) -> Result<rustls::ClientConfig, String> {
+fn trusting(places: Places) -> Result<rustls::ClientConfig, TlsError> {
     let provider = CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
     let roots = SystemRoots::new(places, provider.clone())?;
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS set-up: {e}"))?
+        .map_err(TlsError::Setup)?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(roots))
         .with_no_client_auth();
@@ -128,7 +137,7 @@ pub(crate) struct SystemRoots {
 }
 
 impl SystemRoots {
-    pub(crate) fn new(places: Places, provider: Arc<CryptoProvider>) -> Result<Self, String> {
+    pub(crate) fn new(places: Places, provider: Arc<CryptoProvider>) -> Result<Self, TlsError> {
         let roots = SystemRoots {
             places,
             provider,
@@ -146,7 +155,7 @@ impl SystemRoots {
             return Ok(roots);
         }
         if roots.over_the_file().is_none() {
-            roots.all().map_err(|_| NO_AUTHORITIES.to_string())?;
+            roots.all().map_err(|_| TlsError::NoAuthorities)?;
         }
         Ok(roots)
     }
@@ -356,6 +365,7 @@ mod tests {
         };
         let err =
             SystemRoots::new(none, Arc::new(rustls::crypto::ring::default_provider())).unwrap_err();
-        assert!(err.contains("no CA certificates"), "{err}");
+        assert!(matches!(err, TlsError::NoAuthorities), "{err}");
+        assert!(err.to_string().contains("no CA certificates"), "{err}");
     }
 }

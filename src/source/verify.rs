@@ -76,43 +76,64 @@ pub fn files_digest(files: &[(String, Checksum)]) -> Checksum {
     Checksum::of_bytes(&manifest)
 }
 
+/// A registry's tarball that is not the package the lock names.
+#[derive(Debug, thiserror::Error)]
+#[error("refusing to install {package}: the registry's tarball {why}")]
+pub struct NotTheLocked {
+    /// `name@version`, as locked.
+    package: String,
+    why: Mismatch,
+}
+
+/// What about a tarball's `SKILL.md` differs from the lock (text from the
+/// tarball escaped).
+#[derive(Debug, thiserror::Error)]
+enum Mismatch {
+    #[error("has no SKILL.md at its top level")]
+    NoSkillMd,
+    #[error("has an unusable SKILL.md: {}", .0.detail())]
+    Unusable(skill::SkillError),
+    #[error("holds a skill named `{found}`, not `{locked}`")]
+    Name { found: String, locked: String },
+    #[error("has a SKILL.md without `name`")]
+    NoName,
+    #[error("says version {found}, not {locked}")]
+    Version { found: String, locked: String },
+    #[error("has a SKILL.md without `version`")]
+    NoVersion,
+}
+
 /// Checks an unpacked tree (still in staging) against what the lock says
 /// it is. Only registry packages need it: git and path packages were named
 /// by their own `SKILL.md` when they were locked.
-pub fn check_identity(locked: &LockedSkill, dir: &Path) -> Result<(), String> {
+pub fn check_identity(locked: &LockedSkill, dir: &Path) -> Result<(), NotTheLocked> {
     if !matches!(locked.source, LockedSource::Registry { .. }) {
         return Ok(());
     }
-    let refuse = |why: String| {
-        format!(
-            "refusing to install {}@{}: the registry's tarball {why}",
-            locked.name, locked.version
-        )
+    let refuse = |why: Mismatch| NotTheLocked {
+        package: format!("{}@{}", locked.name, locked.version),
+        why,
     };
-    let file = skill::find_skill_file(dir)
-        .ok_or_else(|| refuse("has no SKILL.md at its top level".into()))?;
-    let doc = skill::read(&file)
-        .map_err(|e| refuse(format!("has an unusable SKILL.md: {}", e.detail())))?;
+    let file = skill::find_skill_file(dir).ok_or_else(|| refuse(Mismatch::NoSkillMd))?;
+    let doc = skill::read(&file).map_err(|e| refuse(Mismatch::Unusable(e)))?;
     match doc.name() {
         Some(n) if n == locked.name.as_str() => {}
         Some(n) => {
-            return Err(refuse(format!(
-                "holds a skill named `{}`, not `{}`",
-                n.escape_debug(),
-                locked.name
-            )))
+            return Err(refuse(Mismatch::Name {
+                found: n.escape_debug().to_string(),
+                locked: locked.name.to_string(),
+            }))
         }
-        None => return Err(refuse("has a SKILL.md without `name`".into())),
+        None => return Err(refuse(Mismatch::NoName)),
     }
     let version = doc.version();
     match version.as_deref().map(|v| semver::Version::parse(v.trim())) {
         Some(Ok(v)) if v == locked.version => Ok(()),
-        Some(_) => Err(refuse(format!(
-            "says version {}, not {}",
-            version.unwrap_or_default().escape_debug(),
-            locked.version
-        ))),
-        None => Err(refuse("has a SKILL.md without `version`".into())),
+        Some(_) => Err(refuse(Mismatch::Version {
+            found: version.unwrap_or_default().escape_debug().to_string(),
+            locked: locked.version.to_string(),
+        })),
+        None => Err(refuse(Mismatch::NoVersion)),
     }
 }
 

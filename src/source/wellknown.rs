@@ -132,16 +132,48 @@ struct RawPackage {
     digest: String,
 }
 
+/// Why an index document is refused as a whole.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("not a skills index")]
+    NotAnIndex(#[source] serde_json::Error),
+    /// The schema, sanitized.
+    #[error("unsupported index schema {0:?}; upgrade skillpm")]
+    Schema(String),
+}
+
+/// Why one entry of an index is skipped; every text from the index is
+/// sanitized.
+#[derive(Debug, thiserror::Error)]
+enum EntryError {
+    #[error("no `{0}`")]
+    Missing(&'static str),
+    #[error("invalid name")]
+    Name(#[source] skillpm_core::name::NameError),
+    #[error("url {0:?}")]
+    Url(String, #[source] url::ParseError),
+    #[error(transparent)]
+    Refused(#[from] crate::project::spec::SpecError),
+    #[error("bad digest")]
+    Digest(#[source] skillpm_core::checksum::ChecksumError),
+    #[error("unknown type {0:?}")]
+    Kind(String),
+    #[error("neither `type` and `url` nor `files`")]
+    Shape,
+    #[error("more than {MAX_FILES} files")]
+    TooManyFiles,
+    #[error("unsafe file path {0:?}")]
+    UnsafePath(String),
+    #[error("`files` has no SKILL.md")]
+    NoSkillMd,
+}
+
 /// Parses an index body fetched from `url`; bad entries are skipped with
 /// a reason, a bad document is an error.
-pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, String> {
-    let raw: RawIndex =
-        serde_json::from_slice(body).map_err(|e| format!("not a skills index: {e}"))?;
+pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, IndexError> {
+    let raw: RawIndex = serde_json::from_slice(body).map_err(IndexError::NotAnIndex)?;
     if let Some(schema) = raw.schema.as_deref().filter(|s| !known_schema(s)) {
-        return Err(format!(
-            "unsupported index schema {:?}; upgrade skillpm",
-            sanitize(schema)
-        ));
+        return Err(IndexError::Schema(sanitize(schema).into_owned()));
     }
     let mut skills: Vec<Listed> = Vec::new();
     let mut skipped = Vec::new();
@@ -160,7 +192,7 @@ pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, String> {
                 skipped.push(format!("{shown}: listed more than once"))
             }
             Ok(l) => skills.push(l),
-            Err(why) => skipped.push(format!("{shown}: {why}")),
+            Err(why) => skipped.push(format!("{shown}: {}", chain(&why))),
         }
     }
     skills.sort_by(|a, b| a.name.cmp(&b.name));
@@ -173,36 +205,36 @@ pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, String> {
 
 /// Resolves `rel` against `base` (RFC 3986) and checks the result may be
 /// fetched coming from `base`.
-fn join(base: &WellKnownUrl, rel: &str) -> Result<WellKnownUrl, String> {
+fn join(base: &WellKnownUrl, rel: &str) -> Result<WellKnownUrl, EntryError> {
     let u = base
         .as_url()
         .join(rel)
-        .map_err(|e| format!("url {:?}: {e}", sanitize(rel)))?;
-    base.allows(u).map_err(|e| e.to_string())
+        .map_err(|e| EntryError::Url(sanitize(rel).into_owned(), e))?;
+    Ok(base.allows(u)?)
 }
 
-fn digest(s: Option<&str>) -> Result<Checksum, String> {
-    let s = s.ok_or("no `digest`")?;
-    Checksum::parse(s).map_err(|e| format!("bad digest: {e}"))
+fn digest(s: Option<&str>) -> Result<Checksum, EntryError> {
+    let s = s.ok_or(EntryError::Missing("digest"))?;
+    Checksum::parse(s).map_err(EntryError::Digest)
 }
 
-fn listed(index: &WellKnownUrl, e: RawSkill) -> Result<Listed, String> {
-    let raw_name = e.name.as_str().ok_or("no `name`")?;
-    let name = SkillName::new(raw_name).map_err(|err| format!("invalid name: {err}"))?;
+fn listed(index: &WellKnownUrl, e: RawSkill) -> Result<Listed, EntryError> {
+    let raw_name = e.name.as_str().ok_or(EntryError::Missing("name"))?;
+    let name = SkillName::new(raw_name).map_err(EntryError::Name)?;
     let description = e.description.as_str().unwrap_or("").to_string();
     let artifact = match (e.kind.as_deref(), &e.url, &e.package, &e.files) {
         (Some("skill-md" | "archive"), Some(u), _, _) => Artifact::Single {
             url: join(index, u)?,
             digest: digest(e.digest.as_deref())?,
         },
-        (Some("skill-md" | "archive"), None, _, _) => return Err("no `url`".into()),
-        (Some(other), _, _, _) => return Err(format!("unknown type {:?}", sanitize(other))),
+        (Some("skill-md" | "archive"), None, _, _) => return Err(EntryError::Missing("url")),
+        (Some(other), _, _, _) => return Err(EntryError::Kind(sanitize(other).into_owned())),
         (None, _, Some(p), _) => Artifact::Single {
             url: join(index, &p.url)?,
             digest: digest(Some(&p.digest))?,
         },
         (None, _, None, Some(files)) => files_artifact(index, &name, files)?,
-        (None, _, None, None) => return Err("neither `type` and `url` nor `files`".into()),
+        (None, _, None, None) => return Err(EntryError::Shape),
     };
     Ok(Listed {
         name,
@@ -215,9 +247,9 @@ fn files_artifact(
     index: &WellKnownUrl,
     name: &SkillName,
     files: &[RawFile],
-) -> Result<Artifact, String> {
+) -> Result<Artifact, EntryError> {
     if files.len() > MAX_FILES {
-        return Err(format!("more than {MAX_FILES} files"));
+        return Err(EntryError::TooManyFiles);
     }
     let mut out = Vec::with_capacity(files.len());
     for f in files {
@@ -231,13 +263,13 @@ fn files_artifact(
             .chars()
             .all(|c| (' '..='~').contains(&c) && !"\\?#[]".contains(c));
         if !printable || spec::check_subpath(path).is_err() || path.split('/').any(str::is_empty) {
-            return Err(format!("unsafe file path {:?}", sanitize(path)));
+            return Err(EntryError::UnsafePath(sanitize(path).into_owned()));
         }
         let d = d.map(|d| digest(Some(d))).transpose()?;
         out.push((path.to_string(), d));
     }
     if !out.iter().any(|(p, _)| p == "SKILL.md" || p == "skill.md") {
-        return Err("`files` has no SKILL.md".into());
+        return Err(EntryError::NoSkillMd);
     }
     Ok(Artifact::Files {
         dir: join(index, &format!("{name}/"))?,
@@ -294,7 +326,7 @@ impl WellKnownSource {
         };
         cell.get_or_try_init(|| async {
             let builder = super::http::builder()
-                .map_err(|e| SourceError::WellKnown(format!("cannot start HTTP: {e}")))?
+                .map_err(|e| SourceError::WellKnown(format!("cannot start HTTP: {}", chain(&e))))?
                 // Every hop must satisfy the same rules as the first
                 // URL: https, or http to loopback only.
                 .redirect(reqwest::redirect::Policy::custom(|attempt| {
@@ -387,8 +419,9 @@ impl WellKnownSource {
             let Some(body) = self.get(url, MAX_INDEX_BYTES).await? else {
                 return Ok(None);
             };
-            let index = parse_index(url, &body)
-                .map_err(|e| SourceError::WellKnown(format!("{}: {e}", sanitize(url.as_str()))))?;
+            let index = parse_index(url, &body).map_err(|e| {
+                SourceError::WellKnown(format!("{}: {}", sanitize(url.as_str()), chain(&e)))
+            })?;
             Ok(Some(Arc::new(index)))
         })
         .await
@@ -434,7 +467,7 @@ impl WellKnownSource {
                 let mut fetched = Vec::with_capacity(files.len());
                 let mut total: u64 = 0;
                 for (path, file_digest) in files {
-                    let url = join(base, path).map_err(SourceError::WellKnown)?;
+                    let url = join(base, path).map_err(|e| SourceError::WellKnown(chain(&e)))?;
                     let bytes = self.get_found(&url, MAX_ARTIFACT_BYTES - total).await?;
                     total += bytes.len() as u64;
                     if let Some(d) = file_digest {

@@ -99,8 +99,22 @@ impl Triggers {
     }
 }
 
+/// Why a trigger pattern is not used.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    #[error("it compiles to more than the {0}-byte limit")]
+    TooBig(usize),
+    /// The last line of the syntax error: what is wrong.
+    #[error("{reason}")]
+    Syntax {
+        reason: String,
+        #[source]
+        source: regex::Error,
+    },
+}
+
 /// Compiles one pattern with the size limits; the error is one line.
-pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
+pub fn compile(pattern: &str) -> Result<regex::Regex, PatternError> {
     regex::RegexBuilder::new(pattern)
         .case_insensitive(true)
         .size_limit(PATTERN_SIZE_LIMIT)
@@ -108,14 +122,12 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
         .nest_limit(64)
         .build()
         .map_err(|e| match e {
-            regex::Error::CompiledTooBig(limit) => {
-                format!("it compiles to more than the {limit}-byte limit")
-            }
-            e => {
-                // The syntax error's last line says what is wrong.
-                let text = e.to_string();
+            regex::Error::CompiledTooBig(limit) => PatternError::TooBig(limit),
+            source => {
+                let text = source.to_string();
                 let last = text.lines().rev().find(|l| !l.trim().is_empty());
-                last.unwrap_or("invalid pattern").trim().to_string()
+                let reason = last.unwrap_or("invalid pattern").trim().to_string();
+                PatternError::Syntax { reason, source }
             }
         })
 }

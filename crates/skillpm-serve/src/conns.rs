@@ -87,16 +87,34 @@ pub struct Limits {
     pub idle_timeout: Duration,
 }
 
+/// A flag value that is not a number of seconds in range.
+#[derive(Debug, PartialEq)]
+pub enum BadSecs {
+    NotANumber(String),
+    OutOfRange(String),
+}
+
+impl std::fmt::Display for BadSecs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadSecs::NotANumber(s) => write!(f, "{s:?} is not a number of seconds"),
+            BadSecs::OutOfRange(s) => {
+                write!(f, "{s:?} must be more than 0 and at most 86400 seconds")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BadSecs {}
+
 /// Parses a flag value in seconds (`10`, `2.5`), greater than zero.
-pub fn parse_secs(s: &str) -> Result<Duration, String> {
+pub fn parse_secs(s: &str) -> Result<Duration, BadSecs> {
     let secs: f64 = s
         .trim()
         .parse()
-        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+        .map_err(|_| BadSecs::NotANumber(s.to_string()))?;
     if !(secs > 0.0 && secs <= 86_400.0) {
-        return Err(format!(
-            "{s:?} must be more than 0 and at most 86400 seconds"
-        ));
+        return Err(BadSecs::OutOfRange(s.to_string()));
     }
     Ok(Duration::from_secs_f64(secs))
 }

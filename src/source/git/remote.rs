@@ -118,7 +118,7 @@ fn fetch_at(dir: &Path, url: &GitUrl, want: &Want, depth: Depth) -> Result<(), S
         .map(|u| u.to_bstring().to_string())
         .unwrap_or_else(|| url.as_str().to_string());
     let mut connection = remote.connect(Direction::Fetch).map_err(|e| failed(&e))?;
-    let options = http_options(&repo, &effective).map_err(|e| fetch_error(url, &e))?;
+    let options = http_options(&repo, &effective).map_err(|e| failed(&e))?;
     if let Some(options) = options {
         connection.set_transport_options(options);
     }
@@ -189,11 +189,11 @@ fn open(dir: &Path, url: &GitUrl) -> gix::Result<gix::Repository> {
 fn http_options(
     repo: &gix::Repository,
     url: &str,
-) -> Result<Option<Box<dyn std::any::Any>>, String> {
+) -> Result<Option<Box<dyn std::any::Any>>, HttpSetup> {
     use gix::protocol::transport::client::blocking_io::http;
     let Some(any) = repo
         .transport_options(url, None)
-        .map_err(|e| e.to_string())?
+        .map_err(HttpSetup::Config)?
     else {
         return Ok(None);
     };
@@ -202,7 +202,10 @@ fn http_options(
     };
     let tls = crate::source::http::git_tls(options.ssl_ca_info.as_deref())?;
     let proxy = match options.proxy.as_deref().filter(|p| !p.is_empty()) {
-        Some(p) => Some(reqwest::Proxy::all(p).map_err(|e| format!("http.proxy {p:?}: {e}"))?),
+        Some(p) => Some(reqwest::Proxy::all(p).map_err(|source| HttpSetup::Proxy {
+            proxy: p.to_string(),
+            source,
+        })?),
         None => None,
     };
     let timeout = crate::source::http::timeout();
@@ -225,6 +228,21 @@ fn http_options(
         configure_request: None,
     })));
     Ok(Some(options))
+}
+
+/// Why git's HTTP settings could not be applied.
+#[derive(Debug, thiserror::Error)]
+enum HttpSetup {
+    #[error("reading git's HTTP settings")]
+    Config(#[source] gix::Error),
+    #[error(transparent)]
+    Tls(#[from] crate::source::tls::TlsError),
+    #[error("http.proxy {proxy:?}")]
+    Proxy {
+        proxy: String,
+        #[source]
+        source: reqwest::Error,
+    },
 }
 
 /// The least a bare repository needs, without the sample hooks and the

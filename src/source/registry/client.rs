@@ -148,9 +148,9 @@ impl RegistryClient {
         let origin = url.origin();
         let allowed = origin.clone();
         let http = crate::source::http::builder()
-            .map_err(|detail| RegistryError::Transport {
+            .map_err(|e| RegistryError::Transport {
                 host: host.clone(),
-                detail,
+                detail: chain(&e),
             })?
             .redirect(reqwest::redirect::Policy::custom(move |attempt| {
                 if attempt.previous().len() >= 5 {
