@@ -16,18 +16,23 @@ use skillpm_core::text;
 use std::fmt::Write;
 
 /// Pretty JSON and a newline. serde escapes C0 controls but writes DEL,
-/// C1 controls and bidi overrides raw; they can only occur inside strings,
-/// where `\uXXXX` is the same value, so they are escaped that way instead of
-/// by [`text::sanitize`], whose `\x1b` form is not valid JSON.
+/// C1 controls, bidi overrides and invisible characters raw; they can only
+/// occur inside strings, where `\uXXXX` (a surrogate pair above U+FFFF) is
+/// the same value, so they are escaped that way instead of by
+/// [`text::sanitize`], whose `\x1b` form is not valid JSON.
 pub fn json<T: serde::Serialize + ?Sized>(v: &T) -> anyhow::Result<String> {
     let raw = serde_json::to_string_pretty(v)?;
     let mut out = String::with_capacity(raw.len() + 1);
+    let mut prev = None;
     for c in raw.chars() {
-        if text::is_unsafe_char(c) {
-            let _ = write!(out, "\\u{:04x}", c as u32);
+        if text::must_escape(prev, c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                let _ = write!(out, "\\u{:04x}", unit);
+            }
         } else {
             out.push(c);
         }
+        prev = Some(c);
     }
     out.push('\n');
     Ok(out)

@@ -236,6 +236,7 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     let mut files = Vec::new();
     let mut total = 0u64;
     let mut frontmatter = None;
+    let mut marked = false;
     for (rel, path) in paths {
         let is_skill_md = rel == "SKILL.md";
         if !is_skill_md && files.len() >= MAX_MANIFEST_FILES {
@@ -267,6 +268,17 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
             continue;
         }
         total += bytes.len() as u64;
+        // Text reaches the model: what must not reach it as is (controls,
+        // bidi overrides, invisible carriers) is served escaped, the same
+        // rule as the CLI's and `load`'s, and the digest is of what is
+        // served.
+        let bytes = match as_text(&bytes).map(skillpm_core::text::sanitize) {
+            Some(std::borrow::Cow::Owned(shown)) => {
+                marked |= is_skill_md;
+                shown.into_bytes()
+            }
+            _ => bytes,
+        };
         if is_skill_md {
             // Parse the bytes served, not the catalog's earlier read, so the
             // frontmatter always matches SKILL.md's digest.
@@ -293,7 +305,7 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     snap.notes
         .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
     let doc = frontmatter?;
-    if entry.doc.as_ref().map(|d| &d.frontmatter) != Some(&doc.frontmatter) {
+    if !marked && entry.doc.as_ref().map(|d| &d.frontmatter) != Some(&doc.frontmatter) {
         // Eligibility was judged on other frontmatter: judge again first.
         snap.unsettled = true;
     }

@@ -91,8 +91,12 @@ enum ToolError {
     Load(#[from] load::LoadError),
 }
 
+/// A served skill as the tools list it. The command is a directory path
+/// from disk, shown by the one rule (name and description come from the
+/// served, already marked, `SKILL.md`).
 fn summary(s: &ServedSkill) -> Value {
-    json!({"command": s.command, "name": s.name, "description": s.description, "uri": s.uri})
+    let command = skillpm_core::text::sanitize(&s.command);
+    json!({"command": command, "name": s.name, "description": s.description, "uri": s.uri})
 }
 
 fn json_text(v: &Value) -> String {

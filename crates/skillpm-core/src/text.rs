@@ -34,7 +34,8 @@ impl LineIndex {
     }
 }
 
-/// Whether `c` must not reach a terminal (or an agent's prompt) as is.
+/// Whether `c` must not reach a terminal (or an agent's prompt) as is,
+/// wherever it stands.
 ///
 /// C0 controls other than `\n` and `\t` (ESC starts CSI/OSC sequences,
 /// `\r` and backspace overwrite what was printed), DEL, C1 controls
@@ -48,7 +49,51 @@ pub fn is_unsafe_char(c: char) -> bool {
         | '\u{2066}'..='\u{2069}')
 }
 
-/// Writes the visible stand-in for an unsafe `c`: `\x1b` for a one-byte
+/// Whether `c` is drawn as nothing: Unicode tag characters (U+E0000–
+/// U+E007F, an invisible copy of ASCII), zero-width spaces and joiners,
+/// word joiner and invisible operators, the byte-order mark, variation
+/// selectors, soft hyphen, fillers and other default-ignorable format
+/// characters. Text made of them reads as nothing to a person and as
+/// instructions to a model.
+pub fn is_invisible_char(c: char) -> bool {
+    matches!(c,
+        '\u{ad}' | '\u{34f}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}'
+        | '\u{206a}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+        | '\u{ffa0}' | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e007f}'
+        | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// Whether `c`, following `prev`, must be shown escaped rather than as is:
+/// every [`is_unsafe_char`], and every [`is_invisible_char`] but the ones
+/// real text needs — a zero-width joiner or non-joiner, or a variation
+/// selector, right after a visible non-ASCII character (an emoji sequence
+/// such as "⚠️", Persian and Indic shaping). The same after ASCII, after
+/// another invisible character, or at the start is a carrier, and shown.
+pub fn must_escape(prev: Option<char>, c: char) -> bool {
+    if is_unsafe_char(c) {
+        return true;
+    }
+    if !is_invisible_char(c) {
+        return false;
+    }
+    let joins = matches!(c, '\u{200c}' | '\u{200d}' | '\u{fe00}'..='\u{fe0f}');
+    let after_visible =
+        prev.is_some_and(|p| !p.is_ascii() && !is_invisible_char(p) && !is_unsafe_char(p));
+    !(joins && after_visible)
+}
+
+/// The characters of `s` that [`must_escape`], with their byte offsets.
+pub fn escaped_chars(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+    let mut prev = None;
+    s.char_indices().filter(move |&(_, c)| {
+        let escape = must_escape(prev, c);
+        prev = Some(c);
+        escape
+    })
+}
+
+/// Writes the visible stand-in for an escaped `c`: `\x1b` for a one-byte
 /// control (C0, DEL, C1), `\u{202e}` for the rest. A visible escape rather
 /// than U+FFFD or nothing, so a reader (or a bug report) still sees that
 /// something was there and which character it was.
@@ -61,23 +106,27 @@ pub fn push_escaped(out: &mut String, c: char) {
     };
 }
 
-/// `s` with every [`is_unsafe_char`] replaced by its visible escape;
-/// newlines and tabs are kept, so multi-line output keeps its shape.
+/// `s` with every character that [`must_escape`] replaced by its visible
+/// escape; newlines and tabs are kept, so multi-line output keeps its
+/// shape.
 ///
 /// The CLI passes everything it prints through this one function, so text
 /// from a `SKILL.md`, a registry, git or a file name cannot move the cursor,
-/// recolour, retitle or rewrite the terminal, or fake a line of output.
+/// recolour, retitle or rewrite the terminal, fake a line of output, or
+/// hide text from the reader.
 pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(is_unsafe_char) {
+    if escaped_chars(s).next().is_none() {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
+    let mut prev = None;
     for c in s.chars() {
-        if is_unsafe_char(c) {
+        if must_escape(prev, c) {
             push_escaped(&mut out, c);
         } else {
             out.push(c);
         }
+        prev = Some(c);
     }
     std::borrow::Cow::Owned(out)
 }
@@ -117,5 +166,33 @@ mod tests {
             assert_eq!(c == '\n' || c == '\t', shown == c.to_string(), "{c:?}");
         }
         assert_eq!(super::sanitize("é ü — ok"), "é ü — ok");
+    }
+
+    /// Invisible carriers are shown; the joiners and selectors of real
+    /// text (an emoji's presentation, a ZWJ sequence) are not.
+    #[test]
+    fn invisible_text_is_shown_unless_it_joins_visible_text() {
+        let tags: String = "ignore"
+            .chars()
+            .map(|c| char::from_u32(0xe0000 + c as u32).unwrap())
+            .collect();
+        let hidden = format!("ok{tags}");
+        let shown = super::sanitize(&hidden);
+        assert_eq!(
+            shown,
+            "ok\\u{e0069}\\u{e0067}\\u{e006e}\\u{e006f}\\u{e0072}\\u{e0065}"
+        );
+        assert_eq!(
+            super::sanitize("a\u{200b}b\u{feff}"),
+            "a\\u{200b}b\\u{feff}"
+        );
+        assert_eq!(super::sanitize("x\u{fe0f}\u{200d}"), "x\\u{fe0f}\\u{200d}");
+        for real in ["⚠️ careful", "👩‍💻 dev", "می‌خواهم"] {
+            assert_eq!(super::sanitize(real), real);
+        }
+        // A selector after a selector carries, though the first may not.
+        assert_eq!(super::sanitize("⚠\u{fe0f}\u{fe0f}"), "⚠\u{fe0f}\\u{fe0f}");
+        let found: Vec<(usize, char)> = super::escaped_chars("a\u{200b}").collect();
+        assert_eq!(found, [(1, '\u{200b}')]);
     }
 }

@@ -387,13 +387,42 @@ fn dir_name(dir: &Path) -> Option<String> {
     Some(named.to_string_lossy().into_owned())
 }
 
+/// Every character of `text` that is not shown as is to a reader or a
+/// model ([`crate::text::must_escape`]: controls, bidi overrides, tag
+/// characters, zero-width and other invisible characters), each an error
+/// with its line and code point. A byte-order mark at the very start is
+/// an encoding mark, not text.
+pub fn check_hidden(text: &str) -> Vec<Finding> {
+    let lines = crate::text::LineIndex::new(text);
+    crate::text::escaped_chars(text)
+        .filter(|&(at, c)| !(at == 0 && c == '\u{feff}'))
+        .map(|(at, c)| {
+            let what = if crate::text::is_invisible_char(c) {
+                "an invisible character"
+            } else {
+                "a control or bidi character"
+            };
+            let message = format!(
+                "U+{:04X} is {what}: text a reader does not see can still instruct a model \
+                 (`load`, `prompt` and MCP show it escaped)",
+                c as u32
+            );
+            (Some(lines.line(at)), Severity::Error, message)
+        })
+        .collect()
+}
+
 /// Validates one `SKILL.md` file; its parent directory names the skill.
 pub fn validate_skill_file(file: &Path, dialect: Dialect) -> Vec<Violation> {
     let dir = file.parent().unwrap_or(Path::new(""));
-    let findings = match skill::read(file) {
+    let mut findings = match skill::read(file) {
         Ok(doc) => check_doc(&doc, dir_name(dir).as_deref(), dialect),
         Err(e) => vec![error_finding(&e)],
     };
+    if let Ok(text) = crate::bounded::read_to_string(file, MAX_SKILL_MD_BYTES) {
+        findings.extend(check_hidden(&text));
+        findings.sort();
+    }
     findings
         .into_iter()
         .map(|(line, severity, message)| Violation {

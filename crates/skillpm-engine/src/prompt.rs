@@ -31,6 +31,7 @@ pub enum Format {
 /// the block stays well-formed whatever a SKILL.md says.
 pub fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    let mut prev = None;
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -38,8 +39,9 @@ pub fn xml_escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            c => push_xml_char(&mut out, c),
+            c => push_xml_char(&mut out, prev, c),
         }
+        prev = Some(c);
     }
     out
 }
@@ -51,20 +53,23 @@ pub fn xml_escape(s: &str) -> String {
 pub fn xml_cdata(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 12);
     out.push_str("<![CDATA[");
+    let mut prev = None;
     for c in s.replace("]]>", "]]]]><![CDATA[>").chars() {
-        push_xml_char(&mut out, c);
+        push_xml_char(&mut out, prev, c);
+        prev = Some(c);
     }
     out.push_str("]]>");
     out
 }
 
-/// Pushes `c`, or its visible escape when XML 1.0 forbids it (C0 controls
-/// but tab, newline and carriage return; U+FFFE, U+FFFF) or when it must not
-/// reach a terminal or a prompt ([`text::is_unsafe_char`]: ESC, C1, bidi
-/// overrides). Character references cannot help: `&#x1b;` is no more legal
-/// XML 1.0 than the raw byte.
-fn push_xml_char(out: &mut String, c: char) {
-    if text::is_unsafe_char(c) || matches!(c, '\u{fffe}' | '\u{ffff}') {
+/// Pushes `c` (following `prev`), or its visible escape when XML 1.0
+/// forbids it (C0 controls but tab, newline and carriage return; U+FFFE,
+/// U+FFFF) or when it must not reach a terminal or a prompt as is
+/// ([`text::must_escape`]: ESC, C1, bidi overrides, invisible text).
+/// Character references cannot help: `&#x1b;` is no more legal XML 1.0
+/// than the raw byte, and `&#xe0041;` is as invisible as the character.
+fn push_xml_char(out: &mut String, prev: Option<char>, c: char) {
+    if text::must_escape(prev, c) || matches!(c, '\u{fffe}' | '\u{ffff}') {
         text::push_escaped(out, c);
     } else {
         out.push(c);
