@@ -2,11 +2,14 @@
 //!
 //! The SDK's session manager starts a worker task for every `initialize`
 //! and keeps it for five idle minutes, with no cap: any local process could
-//! open sessions until the server ran out of memory. [`Capped`] admits
+//! open sessions until the server ran out of memory. [`Capped`] keeps
 //! [`MAX_SESSIONS`] at once. A session gives its place back when its worker
-//! ends, whether the client closed it (`DELETE /mcp`) or it went idle; a
-//! newcomer beyond the cap is refused (the SDK answers 500 "create
-//! session"), so the sessions already open keep working.
+//! ends, whether the client closed it (`DELETE /mcp`) or it went idle. A
+//! newcomer beyond the cap closes the session used least recently, so no
+//! client, however many sessions it keeps alive with pings, locks others
+//! out; the one closed gets 404 on its next request and initializes again,
+//! as the protocol expects. (On loopback every client has the same
+//! address, so a bound per peer could not tell them apart.)
 //!
 //! Restoring an unknown session id is not offered (the trait's default):
 //! the local manager would create a fresh session for any id a client
@@ -24,7 +27,9 @@ use rmcp::transport::streamable_http_server::session::{
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Live sessions at once. A host keeps one per connected agent; this
@@ -32,11 +37,20 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// session is a task and its channels, about tens of KiB).
 pub const MAX_SESSIONS: usize = 64;
 
+/// Live sessions by id, with when a request last named each.
+type Used = Arc<Mutex<HashMap<SessionId, Instant>>>;
+
+/// How long a newcomer waits for the place of the session it closed: the
+/// place comes back when that session's worker has ended.
+const EVICTION_WAIT: Duration = Duration::from_secs(2);
+
 /// [`LocalSessionManager`] with at most `max` live sessions.
 pub struct Capped {
     inner: LocalSessionManager,
     slots: Arc<Semaphore>,
     max: usize,
+    /// Each live session, with when a request last named it.
+    used: Used,
 }
 
 impl Capped {
@@ -45,6 +59,45 @@ impl Capped {
             inner: LocalSessionManager::default(),
             slots: Arc::new(Semaphore::new(max)),
             max,
+            used: Used::default(),
+        }
+    }
+
+    fn used(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Instant>> {
+        self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn touch(&self, id: &SessionId) {
+        if let Some(at) = self.used().get_mut(id) {
+            *at = Instant::now();
+        }
+    }
+
+    /// A place under the cap: a free one, else the place of the session
+    /// used least recently, which is closed for it.
+    async fn place(&self) -> Result<OwnedSemaphorePermit, CappedError> {
+        if let Ok(slot) = self.slots.clone().try_acquire_owned() {
+            return Ok(slot);
+        }
+        loop {
+            let oldest = {
+                let used = self.used();
+                let oldest = used.iter().min_by_key(|(_, at)| **at);
+                oldest.map(|(id, _)| id.clone())
+            };
+            let Some(oldest) = oldest else {
+                return Err(CappedError::Full(self.max));
+            };
+            self.used().remove(&oldest);
+            // A session that ended by itself is gone already: try the next.
+            if self.inner.close_session(&oldest).await.is_ok() {
+                break;
+            }
+        }
+        let wait = tokio::time::timeout(EVICTION_WAIT, self.slots.clone().acquire_owned());
+        match wait.await {
+            Ok(Ok(slot)) => Ok(slot),
+            _ => Err(CappedError::Full(self.max)),
         }
     }
 }
@@ -63,6 +116,15 @@ pub enum CappedError {
 pub struct Held<T> {
     inner: T,
     _slot: OwnedSemaphorePermit,
+    id: SessionId,
+    used: Used,
+}
+
+impl<T> Drop for Held<T> {
+    fn drop(&mut self) {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        used.remove(&self.id);
+    }
 }
 
 impl<T: Transport<RoleServer>> Transport<RoleServer> for Held<T> {
@@ -98,13 +160,16 @@ impl SessionManager for Capped {
     type Transport = Held<<Inner as SessionManager>::Transport>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        let slot = self
-            .slots
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| CappedError::Full(self.max))?;
+        let slot = self.place().await?;
         let (id, inner) = self.inner.create_session().await?;
-        Ok((id, Held { inner, _slot: slot }))
+        self.used().insert(id.clone(), Instant::now());
+        let held = Held {
+            inner,
+            _slot: slot,
+            id: id.clone(),
+            used: self.used.clone(),
+        };
+        Ok((id, held))
     }
 
     async fn initialize_session(
@@ -112,6 +177,7 @@ impl SessionManager for Capped {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.touch(id);
         Ok(self.inner.initialize_session(id, message).await?)
     }
 
@@ -120,6 +186,7 @@ impl SessionManager for Capped {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.used().remove(id);
         Ok(self.inner.close_session(id).await?)
     }
 
@@ -128,6 +195,7 @@ impl SessionManager for Capped {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
         Ok(self.inner.create_stream(id, message).await?)
     }
 
@@ -136,6 +204,7 @@ impl SessionManager for Capped {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
+        self.touch(id);
         Ok(self.inner.accept_message(id, message).await?)
     }
 
@@ -143,6 +212,7 @@ impl SessionManager for Capped {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
         Ok(self.inner.create_standalone_stream(id).await?)
     }
 

@@ -747,10 +747,13 @@ fn silent_sockets_beyond_the_open_files_limit_do_not_lock_out_a_client() {
 }
 
 /// Every `initialize` starts a session that lives for five idle minutes;
-/// the server keeps at most 64 at once, refuses the next, and takes a new
-/// one again once a client closes its own.
+/// the server keeps at most 64 at once. A newcomer beyond them closes the
+/// session used least recently (which then answers 404, and its client
+/// initializes again), so a process keeping 64 sessions alive cannot lock
+/// other clients out; a session in use keeps working. A closed session
+/// gives its place back.
 #[test]
-fn http_sessions_are_capped_and_a_closed_one_makes_room() {
+fn http_sessions_are_capped_and_the_least_recent_makes_room() {
     let tree = Tree::new();
     let server = HttpServer::start(&tree.f);
     let ids: Vec<String> = (0..64)
@@ -759,21 +762,32 @@ fn http_sessions_are_capped_and_a_closed_one_makes_room() {
             other => panic!("session {i}: {other:?}"),
         })
         .collect();
-    let (status, id) = initialize(&server.url);
-    assert_eq!((status, id), (500, None), "the 65th session was admitted");
-    let (status, _) = raw_request(&server.url, "DELETE", Some(&ids[0]), "");
-    assert!((200..300).contains(&status), "DELETE: {status}");
-    // The place is given back when the closed session's task ends.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        match initialize(&server.url) {
-            (200, Some(_)) => break,
-            other if std::time::Instant::now() > deadline => {
-                panic!("no room after closing a session: {other:?}")
-            }
-            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
-        }
+    let ping = |id: &str| {
+        let body = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+        raw_request(&server.url, "POST", Some(id), body).0
+    };
+    // The first session is used now: the second is the least recent.
+    assert_eq!(ping(&ids[0]), 200);
+    for _ in 0..2 {
+        let (status, id) = initialize(&server.url);
+        assert_eq!(status, 200, "a newcomer was locked out");
+        assert!(id.is_some());
     }
+    assert_eq!(ping(&ids[0]), 200, "the session in use was closed");
+    assert_eq!(ping(&ids[1]), 404, "the least recent session stayed");
+    assert_eq!(ping(&ids[2]), 404, "the next least recent session stayed");
+    assert_eq!(ping(&ids[3]), 200);
+    let (status, _) = raw_request(&server.url, "DELETE", Some(&ids[3]), "");
+    assert!((200..300).contains(&status), "DELETE: {status}");
+    // The place is given back when the closed session's task ends, and
+    // the next newcomer takes it: the oldest left keeps working.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(initialize(&server.url).0, 200);
+    assert_eq!(
+        ping(&ids[4]),
+        200,
+        "a session was closed though a place was free"
+    );
 }
 
 #[test]

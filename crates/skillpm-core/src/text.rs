@@ -83,11 +83,14 @@ pub fn must_escape(prev: Option<char>, c: char) -> bool {
     !(joins && after_visible)
 }
 
-/// The characters of `s` that [`must_escape`], with their byte offsets.
+/// The characters of `s` that [`must_escape`], with their byte offsets. A
+/// carriage return that ends a line (CRLF) is a line ending, not a
+/// control, and is not among them.
 pub fn escaped_chars(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     let mut prev = None;
-    s.char_indices().filter(move |&(_, c)| {
-        let escape = must_escape(prev, c);
+    s.char_indices().filter(move |&(at, c)| {
+        let crlf = c == '\r' && s[at + 1..].starts_with('\n');
+        let escape = !crlf && must_escape(prev, c);
         prev = Some(c);
         escape
     })
@@ -115,19 +118,18 @@ pub fn push_escaped(out: &mut String, c: char) {
 /// recolour, retitle or rewrite the terminal, fake a line of output, or
 /// hide text from the reader.
 pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
-    if escaped_chars(s).next().is_none() {
+    let mut escaped = escaped_chars(s).peekable();
+    if escaped.peek().is_none() {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
-    let mut prev = None;
-    for c in s.chars() {
-        if must_escape(prev, c) {
-            push_escaped(&mut out, c);
-        } else {
-            out.push(c);
-        }
-        prev = Some(c);
+    let mut done = 0;
+    for (at, c) in escaped {
+        out.push_str(&s[done..at]);
+        push_escaped(&mut out, c);
+        done = at + c.len_utf8();
     }
+    out.push_str(&s[done..]);
     std::borrow::Cow::Owned(out)
 }
 
@@ -194,5 +196,7 @@ mod tests {
         assert_eq!(super::sanitize("⚠\u{fe0f}\u{fe0f}"), "⚠\u{fe0f}\\u{fe0f}");
         let found: Vec<(usize, char)> = super::escaped_chars("a\u{200b}").collect();
         assert_eq!(found, [(1, '\u{200b}')]);
+        // A line ending is not a control; a lone carriage return is.
+        assert_eq!(super::sanitize("a\r\nb\rc"), "a\r\nb\\x0dc");
     }
 }

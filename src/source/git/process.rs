@@ -123,8 +123,8 @@ impl<'a> Git<'a> {
         }
     }
 
-    /// Waits for git; a failure becomes an error carrying git's last
-    /// stderr line.
+    /// Waits for git; a failure becomes an error carrying what git said
+    /// went wrong ([`summary`]).
     pub(super) fn finish(mut self) -> Result<(), SourceError> {
         drop(self.child.stdout.take());
         let status = self.child.wait().map_err(SourceError::GitMissing)?;
@@ -139,12 +139,34 @@ impl<'a> Git<'a> {
         let err = String::from_utf8_lossy(&tail);
         // git may echo the URL it was given; never let credentials through.
         let err = err.replace(self.url.as_str(), &self.url.redacted());
-        let line = err
-            .lines()
-            .map(str::trim)
-            .rfind(|l| !l.is_empty())
-            .unwrap_or("git failed");
-        Err(self.error(line))
+        Err(self.error(summary(&err)))
+    }
+}
+
+/// git's stderr as one line: the lines that say what went wrong (`fatal:`,
+/// `error:`, what the server said with `remote:`, ssh's own), joined, else
+/// its last line. git closes most failures with advice ("Please make sure
+/// you have the correct access rights / and the repository exists."), whose
+/// last line alone said nothing.
+fn summary(err: &str) -> String {
+    let lines: Vec<&str> = err
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let telling: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| {
+            ["fatal:", "error:", "remote:", "ssh:"]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .collect();
+    match (telling.is_empty(), lines.last()) {
+        (false, _) => telling.join("; "),
+        (true, Some(last)) => last.to_string(),
+        (true, None) => "git failed".to_string(),
     }
 }
 
@@ -181,4 +203,23 @@ pub(super) fn run(
     }
     git.finish()?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    /// An unknown ssh host: the reason, not git's closing advice.
+    #[test]
+    fn the_summary_keeps_what_went_wrong() {
+        let err = "ssh: Could not resolve hostname nowhere.invalid: Name or service not known\n\
+                   fatal: Could not read from remote repository.\n\n\
+                   Please make sure you have the correct access rights\n\
+                   and the repository exists.\n";
+        assert_eq!(
+            super::summary(err),
+            "ssh: Could not resolve hostname nowhere.invalid: Name or service not known; \
+             fatal: Could not read from remote repository."
+        );
+        assert_eq!(super::summary("just this\n"), "just this");
+        assert_eq!(super::summary(""), "git failed");
+    }
 }
