@@ -68,7 +68,8 @@ pub fn is_invisible_char(c: char) -> bool {
 /// every [`is_unsafe_char`], and every [`is_invisible_char`] but the ones
 /// real text needs — a zero-width joiner or non-joiner, or a variation
 /// selector, right after a visible non-ASCII character (an emoji sequence
-/// such as "⚠️", Persian and Indic shaping). The same after ASCII, after
+/// such as "⚠️", Persian and Indic shaping), and the emoji selector after a
+/// digit, `#` or `*` (the keycap "1️⃣"). The same after other ASCII, after
 /// another invisible character, or at the start is a carrier, and shown.
 pub fn must_escape(prev: Option<char>, c: char) -> bool {
     if is_unsafe_char(c) {
@@ -80,7 +81,9 @@ pub fn must_escape(prev: Option<char>, c: char) -> bool {
     let joins = matches!(c, '\u{200c}' | '\u{200d}' | '\u{fe00}'..='\u{fe0f}');
     let after_visible =
         prev.is_some_and(|p| !p.is_ascii() && !is_invisible_char(p) && !is_unsafe_char(p));
-    !(joins && after_visible)
+    let keycap = matches!(c, '\u{fe0e}' | '\u{fe0f}')
+        && prev.is_some_and(|p| p.is_ascii_digit() || p == '#' || p == '*');
+    !(joins && after_visible || keycap)
 }
 
 /// The characters of `s` that [`must_escape`], with their byte offsets. A
@@ -189,7 +192,8 @@ mod tests {
             "a\\u{200b}b\\u{feff}"
         );
         assert_eq!(super::sanitize("x\u{fe0f}\u{200d}"), "x\\u{fe0f}\\u{200d}");
-        for real in ["⚠️ careful", "👩‍💻 dev", "می‌خواهم"] {
+        for real in ["⚠️ careful", "👩‍💻 dev", "می‌خواهم", "1️⃣ first, #️⃣"]
+        {
             assert_eq!(super::sanitize(real), real);
         }
         // A selector after a selector carries, though the first may not.
