@@ -34,6 +34,9 @@ pub enum Error {
     LockedMismatch { detail: String, flag: &'static str },
     #[error("{0} is not in skills.toml")]
     NotInManifest(String),
+    /// `add` of skills that skills.toml has from elsewhere.
+    #[error("{listing}; add --replace to take {} from the new source instead", if *.count == 1 { "it" } else { "them" })]
+    WouldReplace { count: usize, listing: String },
     #[error("{} already exists", .0.display())]
     AlreadyExists(PathBuf),
     #[error("{}: {detail}", path.display())]

@@ -142,6 +142,7 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             path,
             skills,
             all,
+            replace,
             flags,
         } => {
             let selection = match (all, skills.is_empty()) {
@@ -150,7 +151,15 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
                 (false, true) => ops::Selection::One,
             };
             let opts = flags.options();
-            let added = ops::add(env, &specs, path.as_deref(), &selection, &opts, &reporter);
+            let added = ops::add(
+                env,
+                &specs,
+                path.as_deref(),
+                &selection,
+                replace,
+                &opts,
+                &reporter,
+            );
             if let Some(listing) = added.as_ref().err().and_then(ops::choice_listing) {
                 listing.lines().for_each(eprint_line);
             }

@@ -139,6 +139,10 @@ pub enum PackageCommand {
         /// From a repository or index holding several skills, add all.
         #[arg(long)]
         all: bool,
+        /// Take skills skills.toml already has from another source (another
+        /// repository, directory, registry or site) from this one instead.
+        #[arg(long)]
+        replace: bool,
         #[command(flatten)]
         flags: InstallFlags,
     },

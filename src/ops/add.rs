@@ -44,6 +44,7 @@ pub fn add(
     specs: &[String],
     subpath: Option<&str>,
     selection: &Selection,
+    replace: bool,
     opts: &Options,
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
@@ -90,6 +91,13 @@ pub fn add(
         .into());
     }
     let names = run.rt.block_on(names_of(&run, &deps, reporter))?;
+    let before = match text.is_empty() {
+        true => Default::default(),
+        false => Manifest::parse(&text, &project.manifest_path)?.skills,
+    };
+    if !replace {
+        refuse_replacing(&before, &names, &deps)?;
+    }
     for (name, (_, dep)) in names.iter().zip(&deps) {
         editor.set_dependency(name, dep);
     }
@@ -97,10 +105,6 @@ pub fn add(
     let manifest = Manifest::parse(&new_text, &project.manifest_path)?;
     // As with `cargo add`, re-adding a registry entry exactly as it stands
     // keeps its locked version: a no-op `add` asks the registry nothing.
-    let before = match text.is_empty() {
-        true => Default::default(),
-        false => Manifest::parse(&text, &project.manifest_path)?.skills,
-    };
     let unchanged = |n: &SkillName| match (before.get(n), manifest.skills.get(n)) {
         (Some(old @ Dependency::Registry { .. }), Some(new)) => old == new,
         _ => false,
@@ -124,6 +128,44 @@ pub fn add(
         (new_text != text).then_some(new_text)
     });
     run.finish(outcome)
+}
+
+/// Refuses an `add` that would point a skill skills.toml already has at
+/// another origin (another repository, directory, registry or site), as
+/// `--all` of a second collection would silently do for every name the two
+/// share; names them all, the first with both origins. A new version or
+/// ref of the same origin is an update, and passes.
+fn refuse_replacing(
+    before: &std::collections::BTreeMap<SkillName, Dependency>,
+    names: &[SkillName],
+    deps: &[(Option<SkillName>, Dependency)],
+) -> Result<()> {
+    let replaced: Vec<(&SkillName, &Dependency, &Dependency)> = names
+        .iter()
+        .zip(deps)
+        .filter_map(|(name, (_, new))| {
+            let old = before.get(name)?;
+            (!old.same_origin(new)).then_some((name, old, new))
+        })
+        .collect();
+    let Some((name, old, new)) = replaced.first() else {
+        return Ok(());
+    };
+    let first = format!("`{name}` from {}, not {}", old.origin(), new.origin());
+    let listing = match replaced.len() {
+        1 => format!("skills.toml has {first}"),
+        n => {
+            let all: Vec<String> = replaced.iter().map(|(n, ..)| format!("`{n}`")).collect();
+            format!(
+                "skills.toml has {n} of these skills from other sources ({}): {first}",
+                all.join(", ")
+            )
+        }
+    };
+    Err(Error::WouldReplace {
+        count: replaced.len(),
+        listing,
+    })
 }
 
 /// The skills an `add` error asks the user to choose from, one line

@@ -59,6 +59,48 @@ pub enum Dependency {
     },
 }
 
+impl Dependency {
+    /// Whether `other` names the same skill as this entry: the same
+    /// registry, repository and directory, local path or site. What picks
+    /// a version of it (a requirement, a git ref) may differ: that is an
+    /// update, not another skill.
+    pub fn same_origin(&self, other: &Dependency) -> bool {
+        match (self, other) {
+            (
+                Dependency::Registry { registry: a, .. },
+                Dependency::Registry { registry: b, .. },
+            ) => a == b,
+            (
+                Dependency::Git {
+                    url: a, path: pa, ..
+                },
+                Dependency::Git {
+                    url: b, path: pb, ..
+                },
+            ) => a.redacted() == b.redacted() && pa == pb,
+            (Dependency::Path { path: a }, Dependency::Path { path: b }) => a == b,
+            (Dependency::WellKnown { index: a }, Dependency::WellKnown { index: b }) => a == b,
+            _ => false,
+        }
+    }
+
+    /// Where the skill comes from, as a user would name it.
+    pub fn origin(&self) -> String {
+        match self {
+            Dependency::Registry { registry, .. } => match registry {
+                Some(r) => format!("the registry `{r}`"),
+                None => "the default registry".to_string(),
+            },
+            Dependency::Git { url, path, .. } => match path {
+                Some(p) => format!("git+{} ({p})", url.redacted()),
+                None => format!("git+{}", url.redacted()),
+            },
+            Dependency::Path { path } => path.clone(),
+            Dependency::WellKnown { index } => index.to_string(),
+        }
+    }
+}
+
 /// A manifest problem, located at a line of a file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}:{line}: {kind}", file.display())]

@@ -30,6 +30,7 @@ mod load;
 mod lock_registry;
 mod mcp;
 mod noop_runs;
+mod replace;
 mod sanitize;
 mod tokens_and_origins;
 mod validate_strict;
