@@ -39,6 +39,8 @@ pub enum Error {
     WouldReplace { count: usize, listing: String },
     #[error("{} already exists", .0.display())]
     AlreadyExists(PathBuf),
+    #[error("{} cannot be published: {why}", dir.display())]
+    NotPublishable { dir: PathBuf, why: String },
     #[error("{}: {detail}", path.display())]
     BadImport { path: PathBuf, detail: String },
     #[error("no cache directory: set XDG_CACHE_HOME or HOME")]

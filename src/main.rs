@@ -204,7 +204,35 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             print(&format!("{} {checksum}\n", out.display()))?;
             None
         }
-        PackageCommand::Publish { dir, reg } => {
+        PackageCommand::Publish {
+            dir, dry_run: true, ..
+        } => {
+            let dir = dir.unwrap_or_else(|| env.cwd.clone());
+            let package = ops::prepare_publish(&dir)?;
+            let total: u64 = package.files.iter().map(|(_, n)| n).sum();
+            let width = package
+                .files
+                .iter()
+                .map(|(p, _)| p.len())
+                .max()
+                .unwrap_or(0);
+            for (path, bytes) in &package.files {
+                print(&format!("  {path:<width$}  {bytes:>9} B\n"))?;
+            }
+            let id = &package.identity;
+            note(
+                quiet,
+                format!(
+                    "Would publish {}@{}: {} files, {total} bytes ({} packed); nothing was sent",
+                    id.name,
+                    id.version,
+                    package.files.len(),
+                    package.tarball.len()
+                ),
+            );
+            None
+        }
+        PackageCommand::Publish { dir, reg, .. } => {
             let dir = dir.unwrap_or_else(|| env.cwd.clone());
             let (url, r) = ops::publish(env, &reg.into(), &dir)?;
             note(

@@ -202,6 +202,10 @@ pub enum PackageCommand {
     Publish {
         /// The skill directory (default: the current directory).
         dir: Option<PathBuf>,
+        /// Run every check the registry runs and list what would be
+        /// uploaded, with sizes; send nothing.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         reg: RegistryArgs,
     },

@@ -15,7 +15,10 @@ pub use add::{add, choice_listing, Selection};
 pub use import::{folder_hash, import, Imported, VERCEL_LOCK};
 pub use init::{init, Initialized};
 pub use query::{annotate_installed, info, list, outdated, search, ListRow, OutdatedRow};
-pub use registry::{add_owners, login, owners, publish, remove_owners, yank, RegistryArgs};
+pub use registry::{
+    add_owners, login, owners, prepare_publish, publish, remove_owners, yank, Publishable,
+    RegistryArgs,
+};
 pub use remove::remove;
 pub use sync::{install, update};
 pub use verify::{verify, VerifyIssue};

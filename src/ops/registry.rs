@@ -54,17 +54,66 @@ impl RegistryArgs {
     }
 }
 
-/// `skillpm publish [DIR]`: packs `dir` deterministically and uploads it;
-/// the server takes name and version from the packed `SKILL.md`.
+/// A package ready to publish: who it is, its files with their sizes, and
+/// the tarball that would be uploaded.
+#[derive(Debug)]
+pub struct Publishable {
+    pub identity: skillpm_core::publish::Identity,
+    pub files: Vec<(String, u64)>,
+    pub tarball: Vec<u8>,
+}
+
+/// Packs `dir` deterministically and runs every check the registry runs
+/// on an upload (its unpacker with the registry's name rules, and
+/// `skillpm_core::publish::check`), on this machine: what passes here
+/// publishes, save for the registry's own limits and who owns the name.
+pub fn prepare_publish(dir: &Path) -> Result<Publishable> {
+    let tarball = archive::pack_dir(dir).map_err(crate::source::SourceError::from)?;
+    let limits = archive::Limits {
+        names: skillpm_core::platform::Platform::Windows,
+        ..archive::Limits::default()
+    };
+    let entries =
+        archive::unpack_to_memory(&tarball, &limits).map_err(crate::source::SourceError::from)?;
+    let mut files: Vec<(String, u64)> = Vec::new();
+    let mut skill_md = None;
+    for e in &entries {
+        if let archive::MemEntry::File { path, data, .. } = e {
+            if path == "SKILL.md" || (path == "skill.md" && skill_md.is_none()) {
+                skill_md = Some(data.as_slice());
+            }
+            files.push((path.clone(), data.len() as u64));
+        }
+    }
+    let refused = |why: String| Error::NotPublishable {
+        dir: dir.to_path_buf(),
+        why,
+    };
+    let bytes = skill_md.ok_or_else(|| refused("it has no SKILL.md at its top level".into()))?;
+    let doc = skillpm_core::skill::parse(bytes).map_err(|e| refused(e.to_string()))?;
+    let identity = skillpm_core::publish::check(&doc).map_err(|refusals| {
+        let said: Vec<String> = refusals.iter().map(ToString::to_string).collect();
+        refused(said.join("; "))
+    })?;
+    Ok(Publishable {
+        identity,
+        files,
+        tarball,
+    })
+}
+
+/// `skillpm publish [DIR]`: checks the package as the registry will
+/// ([`prepare_publish`]) and uploads it; the server takes name and
+/// version from the packed `SKILL.md`.
 pub fn publish(
     env: &Environment,
     reg: &RegistryArgs,
     dir: &Path,
 ) -> Result<(String, PublishResponse)> {
+    let package = prepare_publish(dir)?;
     let client = reg.client(env, true)?;
-    let tarball = archive::pack_dir(dir).map_err(crate::source::SourceError::from)?;
     let url = client.base().to_string();
-    let r = runtime()?.block_on(client.publish(tarball))?;
+    let r = runtime()?.block_on(client.publish(package.tarball))?;
     Ok((url.trim_end_matches('/').to_string(), r))
 }
 

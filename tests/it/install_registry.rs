@@ -357,3 +357,61 @@ fn cold_installs_share_one_http2_connection_behind_a_tls_front() {
         "one connection for install"
     );
 }
+
+/// `publish --dry-run` runs the registry's own checks here and sends
+/// nothing (no registry is even configured): a skill as real collections
+/// write it (no version) is refused with where the version goes; with
+/// `metadata.version` it lists every file with its size. `publish` checks
+/// the same before it uploads, so the registry never sees the first.
+#[test]
+fn publish_dry_run_runs_the_registrys_checks_and_sends_nothing() {
+    let f = Fixture::new();
+    let dir = f.root().join("src/pdf");
+    f.write(
+        &dir,
+        "SKILL.md",
+        "---\nname: pdf\ndescription: PDFs\n---\nbody\n",
+    );
+    f.write(&dir, "scripts/fill.py", "print('fill')\n");
+    let out = f.skillpm(&["publish", "--dry-run", dir.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("a version is required to publish"), "{err}");
+    assert!(err.contains("under `metadata:`"), "{err}");
+
+    f.write(
+        &dir,
+        "SKILL.md",
+        "---\nname: pdf\ndescription: PDFs\nmetadata:\n  version: \"1.2.0\"\n---\nbody\n",
+    );
+    let out = f.skillpm(&["publish", "--dry-run", dir.to_str().unwrap()]);
+    let (said, listed) = (stderr(&out), stdout(&out));
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("Would publish pdf@1.2.0: 2 files"), "{said}");
+    assert!(said.contains("nothing was sent"), "{said}");
+    assert!(
+        listed.contains("SKILL.md") && listed.contains("scripts/fill.py"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains(" 14 B"),
+        "the size of scripts/fill.py: {listed}"
+    );
+
+    // A real publish refuses the unversioned skill before it uploads.
+    let mut f = f;
+    let reg = Registry::for_fixture(&mut f);
+    let bare = f.root().join("src/bare");
+    f.write(&bare, "SKILL.md", "---\nname: bare\ndescription: d\n---\n");
+    let out = f.skillpm(&["publish", bare.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("under `metadata:`"),
+        "{}",
+        stderr(&out)
+    );
+    f.ok(&["publish", dir.to_str().unwrap()]);
+    let found = f.ok(&["info", "pdf"]);
+    assert!(found.contains("1.2.0"), "{found}");
+    drop(reg);
+}

@@ -12,6 +12,7 @@ pub mod checksum;
 pub mod name;
 pub mod platform;
 pub mod protocol;
+pub mod publish;
 pub mod skill;
 pub mod text;
 pub mod validate;

@@ -178,7 +178,10 @@ impl Checker<'_> {
             if SPEC_KEYS.contains(&key.as_str()) || (skillpm_key && dialect.reads_skillpm_keys()) {
                 continue;
             }
-            let hint = if skillpm_key {
+            let hint = if key == "version" {
+                "write it as `metadata.version` (under `metadata:`), where `skillpm publish` \
+                 reads it, or pass `--dialect skillpm` to allow it"
+            } else if skillpm_key {
                 "skillpm reads it: pass `--dialect skillpm` to allow it, or move it under `metadata`"
             } else {
                 "the Agent Skills spec allows only name, description, license, compatibility, \

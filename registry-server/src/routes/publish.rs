@@ -19,8 +19,8 @@ use skillpm_core::archive::{unpack_to_new_dir, Limits};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::PublishResponse;
+use skillpm_core::publish;
 use skillpm_core::skill;
-use skillpm_core::validate::{check_doc, Dialect, Severity};
 use std::path::Path;
 use std::time::Duration;
 
@@ -137,35 +137,14 @@ fn inspect(bytes: &[u8], tmp: &Path, limits: &Limits) -> ApiResult<Meta> {
         .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
         .ok_or_else(|| ApiError::BadRequest("package has no SKILL.md at its root".into()))?;
     let doc = skill::read(&file).map_err(|e| ApiError::BadRequest(at(e.line(), &e)))?;
-    // The registry dialect: what published before `validate` followed the
-    // specification to the letter still publishes (the new rules warn).
-    let errors: Vec<String> = check_doc(&doc, None, Dialect::Registry)
-        .into_iter()
-        .filter(|(_, sev, _)| *sev == Severity::Error)
-        .map(|(line, _, msg)| at(line, msg))
-        .collect();
-    if !errors.is_empty() {
-        return Err(ApiError::BadRequest(errors.join("; ")));
-    }
-    let raw_name = doc
-        .name()
-        .ok_or_else(|| ApiError::BadRequest(at(None, "`name` is required to publish")))?;
-    let name_line = doc.key_lines.get("name").copied();
-    let skill_name = SkillName::new(raw_name)
-        .map_err(|e| ApiError::BadRequest(at(name_line, format!("`name` {raw_name:?}: {e}"))))?;
-    let vers_line = doc.key_lines.get("version").copied();
-    let raw_vers = doc.version().ok_or_else(|| {
-        ApiError::BadRequest(at(
-            None,
-            "`version` is required to publish (semver, e.g. `version: 1.0.0`)",
-        ))
+    // The one check `skillpm publish --dry-run` runs too: the registry
+    // dialect (what published before `validate` followed the
+    // specification to the letter still publishes), a name and a version.
+    let identity = publish::check(&doc).map_err(|refusals| {
+        let said: Vec<String> = refusals.iter().map(ToString::to_string).collect();
+        ApiError::BadRequest(said.join("; "))
     })?;
-    let vers = semver::Version::parse(raw_vers.trim()).map_err(|e| {
-        ApiError::BadRequest(at(
-            vers_line,
-            format!("`version` {raw_vers:?} is not a semver version: {e}"),
-        ))
-    })?;
+    let (skill_name, vers) = (identity.name, identity.version);
     let requires = match doc.frontmatter.get("requires") {
         Some(v @ serde_json::Value::Object(_)) => v.to_string(),
         _ => "{}".to_string(),
