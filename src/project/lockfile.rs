@@ -42,10 +42,8 @@ pub struct LockedSkill {
     pub path: Option<String>,
     /// The id of the git tree at `path` of the commit; only for git
     /// sources, and absent from locks written before it was recorded. A
-    /// restore asks the server for these trees alone (protocol v2 takes
-    /// any object id as a want): no commit, no `deepen`, and only the
-    /// skills' directories of a large repository. The checksum still
-    /// decides what is installed.
+    /// restore packs each skill from its tree by id, without listing the
+    /// commit. The checksum still decides what is installed.
     pub tree: Option<String>,
 }
 

@@ -58,8 +58,8 @@ pub(super) struct Shared {
     /// How many handles on `repo` were made (see [`Shared::with_handle`]).
     handles_made: AtomicUsize,
     commit: String,
-    /// The commit's root tree; `None` when the repository holds only the
-    /// skills' trees, fetched alone and exported by id ([`tree_by_id`]).
+    /// The commit's root tree; `None` for a reader of the trees a lock
+    /// names, exported by id ([`tree_by_id`]) without listing the commit.
     root: Option<ObjectId>,
     /// The whole commit; `None` when it passes the listing limits, so each
     /// skill lists its own tree (and reports why that fails, if it does).
@@ -105,9 +105,8 @@ impl Shared {
         })
     }
 
-    /// What the skills of `commit` share when the repository at `dir`
-    /// holds their trees but not the commit: the repository, opened
-    /// once, and nothing listed.
+    /// What the skills of `commit` share when the lock names their trees:
+    /// the repository, opened once, and nothing listed.
     pub(super) fn trees_only(dir: &Path, url: &GitUrl, commit: &str) -> Result<Self, SourceError> {
         Ok(Shared {
             repo: objects::open(dir, url)?,
@@ -120,7 +119,8 @@ impl Shared {
     }
 
     /// The id of the tree at `sub` (the root when `None`): what the lock
-    /// records, so that a restore can fetch that tree alone.
+    /// records, so that a restore reads that tree without listing the
+    /// commit.
     pub(super) fn tree_id(&self, url: &GitUrl, sub: Option<&str>) -> Result<ObjectId, SourceError> {
         let sub = normalized(sub);
         let listed = || {
@@ -243,7 +243,7 @@ pub(super) fn tree(
     })
 }
 
-/// The tree object `id` (a skill's directory fetched alone), judged and
+/// The tree object `id` (a skill's directory the lock names), judged and
 /// held exactly as [`tree`] does; `Ok(None)` when the repository does not
 /// hold it.
 pub(super) fn tree_by_id(

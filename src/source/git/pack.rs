@@ -35,7 +35,7 @@ pub(super) fn pack_commit(
 }
 
 /// Exports the tree `tree` of `commit` (a skill's directory the lock
-/// records, fetched alone) and packs it; `None` when the repository does
+/// records, read by its id without listing the commit) and packs it; `None` when the repository does
 /// not hold that tree. Not identified: the lock names the skill and its
 /// checksum pins these bytes, so reading `SKILL.md`'s frontmatter again
 /// (a YAML parse per skill, a tenth of a 10-skill restore's packing)
