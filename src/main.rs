@@ -205,10 +205,13 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             None
         }
         PackageCommand::Publish {
-            dir, dry_run: true, ..
+            dir,
+            dry_run: true,
+            version,
+            ..
         } => {
             let dir = dir.unwrap_or_else(|| env.cwd.clone());
-            let package = ops::prepare_publish(&dir)?;
+            let package = ops::prepare_publish(&dir, version.as_ref())?;
             let total: u64 = package.files.iter().map(|(_, n)| n).sum();
             let width = package
                 .files
@@ -232,9 +235,11 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             );
             None
         }
-        PackageCommand::Publish { dir, reg, .. } => {
+        PackageCommand::Publish {
+            dir, reg, version, ..
+        } => {
             let dir = dir.unwrap_or_else(|| env.cwd.clone());
-            let (url, r) = ops::publish(env, &reg.into(), &dir)?;
+            let (url, r) = ops::publish(env, &reg.into(), &dir, version.as_ref())?;
             note(
                 quiet,
                 format!("Published {}@{} ({}) to {url}", r.name, r.vers, r.cksum),

@@ -206,6 +206,11 @@ pub enum PackageCommand {
         /// uploaded, with sizes; send nothing.
         #[arg(long)]
         dry_run: bool,
+        /// The version to publish, for a SKILL.md that declares none
+        /// (it is not edited; the index records the version). Must equal
+        /// a version the SKILL.md declares.
+        #[arg(long, value_name = "SEMVER")]
+        version: Option<semver::Version>,
         #[command(flatten)]
         reg: RegistryArgs,
     },

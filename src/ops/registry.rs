@@ -67,7 +67,7 @@ pub struct Publishable {
 /// on an upload (its unpacker with the registry's name rules, and
 /// `skillpm_core::publish::check`), on this machine: what passes here
 /// publishes, save for the registry's own limits and who owns the name.
-pub fn prepare_publish(dir: &Path) -> Result<Publishable> {
+pub fn prepare_publish(dir: &Path, version: Option<&semver::Version>) -> Result<Publishable> {
     let tarball = archive::pack_dir(dir).map_err(crate::source::SourceError::from)?;
     let limits = archive::Limits {
         names: skillpm_core::platform::Platform::Windows,
@@ -91,7 +91,7 @@ pub fn prepare_publish(dir: &Path) -> Result<Publishable> {
     };
     let bytes = skill_md.ok_or_else(|| refused("it has no SKILL.md at its top level".into()))?;
     let doc = skillpm_core::skill::parse(bytes).map_err(|e| refused(e.to_string()))?;
-    let identity = skillpm_core::publish::check(&doc).map_err(|refusals| {
+    let identity = skillpm_core::publish::check(&doc, version).map_err(|refusals| {
         let said: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         refused(said.join("; "))
     })?;
@@ -109,11 +109,12 @@ pub fn publish(
     env: &Environment,
     reg: &RegistryArgs,
     dir: &Path,
+    version: Option<&semver::Version>,
 ) -> Result<(String, PublishResponse)> {
-    let package = prepare_publish(dir)?;
+    let package = prepare_publish(dir, version)?;
     let client = reg.client(env, true)?;
     let url = client.base().to_string();
-    let r = runtime()?.block_on(client.publish(package.tarball))?;
+    let r = runtime()?.block_on(client.publish_as(package.tarball, version))?;
     Ok((url.trim_end_matches('/').to_string(), r))
 }
 

@@ -99,8 +99,6 @@ enum Mismatch {
     NoName,
     #[error("says version {found}, not {locked}")]
     Version { found: String, locked: String },
-    #[error("has a SKILL.md without `version`")]
-    NoVersion,
 }
 
 /// Checks an unpacked tree (still in staging) against what the lock says
@@ -126,14 +124,17 @@ pub fn check_identity(locked: &LockedSkill, dir: &Path) -> Result<(), NotTheLock
         }
         None => return Err(refuse(Mismatch::NoName)),
     }
+    // A package that declares no version was published with one
+    // (`publish --version`): the index names it, and the lock's checksum
+    // pins these bytes.
     let version = doc.version();
     match version.as_deref().map(|v| semver::Version::parse(v.trim())) {
         Some(Ok(v)) if v == locked.version => Ok(()),
+        None => Ok(()),
         Some(_) => Err(refuse(Mismatch::Version {
             found: version.unwrap_or_default().escape_debug().to_string(),
             locked: locked.version.to_string(),
         })),
-        None => Err(refuse(Mismatch::NoVersion)),
     }
 }
 

@@ -343,13 +343,15 @@ fn skill_md_name_or_version_differs_from_index() {
             .gz(),
         &["9.9.9"],
     );
-    refused(
-        RawTar::new()
+    // No version at all: the server refuses it unless the publisher names
+    // one (`publish --version`); a client installs it under the version
+    // the index gives, as such a publish records it.
+    refused_by_server(
+        &RawTar::new()
             .file(
                 "SKILL.md",
                 b"---\nname: evil\ndescription: no version\n---\n",
             )
             .gz(),
-        &["version"],
     );
 }

@@ -362,7 +362,8 @@ fn cold_installs_share_one_http2_connection_behind_a_tls_front() {
 /// nothing (no registry is even configured): a skill as real collections
 /// write it (no version) is refused with where the version goes; with
 /// `metadata.version` it lists every file with its size. `publish` checks
-/// the same before it uploads, so the registry never sees the first.
+/// the same before it uploads, so the registry never sees the first;
+/// `publish --version` publishes it unedited.
 #[test]
 fn publish_dry_run_runs_the_registrys_checks_and_sends_nothing() {
     let f = Fixture::new();
@@ -413,5 +414,29 @@ fn publish_dry_run_runs_the_registrys_checks_and_sends_nothing() {
     f.ok(&["publish", dir.to_str().unwrap()]);
     let found = f.ok(&["info", "pdf"]);
     assert!(found.contains("1.2.0"), "{found}");
+
+    // `--version` publishes the unversioned skill as it is (the index
+    // records the version) and it installs; a version that disagrees with
+    // a declared one is refused.
+    let clash = f.skillpm(&["publish", dir.to_str().unwrap(), "--version", "9.0.0"]);
+    assert_eq!(clash.status.code(), Some(1), "{}", stderr(&clash));
+    assert!(
+        stderr(&clash).contains("says 1.2.0, but the publish asks for 9.0.0"),
+        "{}",
+        stderr(&clash)
+    );
+    let before = std::fs::read_to_string(bare.join("SKILL.md")).unwrap();
+    f.ok(&["publish", bare.to_str().unwrap(), "--version", "0.3.0"]);
+    assert_eq!(
+        std::fs::read_to_string(bare.join("SKILL.md")).unwrap(),
+        before
+    );
+    f.ok(&["init"]);
+    f.ok(&["add", "bare"]);
+    let lock = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
+    assert!(
+        lock.contains("name = \"bare\"\nversion = \"0.3.0\""),
+        "{lock}"
+    );
     drop(reg);
 }

@@ -37,9 +37,15 @@ pub enum Why {
     },
     #[error(
         "a version is required to publish: add `version: \"1.0.0\"` under `metadata:` \
-         (the Agent Skills specification's place for it)"
+         (the Agent Skills specification's place for it), or publish with `--version`"
     )]
     NoVersion,
+    #[error("`{key}` says {declared}, but the publish asks for {given}")]
+    VersionMismatch {
+        key: &'static str,
+        declared: semver::Version,
+        given: semver::Version,
+    },
     #[error("`{key}` {raw:?} is not a semver version: {source}")]
     BadVersion {
         key: &'static str,
@@ -51,8 +57,11 @@ pub enum Why {
 
 /// Checks `doc` as the registry does: the registry dialect's errors, then
 /// a valid `name` and a semver version (`metadata.version`, or the
-/// top-level `version` skillpm read first). Every refusal, not the first.
-pub fn check(doc: &SkillDoc) -> Result<Identity, Vec<Refusal>> {
+/// top-level `version` skillpm read first). `given` is the version the
+/// publisher named (`skillpm publish --version`): it stands in for a
+/// `SKILL.md` that declares none, and must equal one that does. Every
+/// refusal, not the first.
+pub fn check(doc: &SkillDoc, given: Option<&semver::Version>) -> Result<Identity, Vec<Refusal>> {
     let mut refusals: Vec<Refusal> = check_doc(doc, None, Dialect::Registry)
         .into_iter()
         .filter(|(_, severity, _)| *severity == Severity::Error)
@@ -72,13 +81,18 @@ pub fn check(doc: &SkillDoc) -> Result<Identity, Vec<Refusal>> {
         true => "version",
         false => "metadata.version",
     };
-    let version = match doc.version() {
-        None => Err(Why::NoVersion),
-        Some(raw) => semver::Version::parse(raw.trim()).map_err(|source| Why::BadVersion {
+    let declared = doc.version().map(|raw| {
+        semver::Version::parse(raw.trim()).map_err(|source| Why::BadVersion { key, raw, source })
+    });
+    let version = match (declared, given) {
+        (None, None) => Err(Why::NoVersion),
+        (None, Some(given)) => Ok(given.clone()),
+        (Some(Ok(declared)), Some(given)) if declared != *given => Err(Why::VersionMismatch {
             key,
-            raw,
-            source,
+            declared,
+            given: given.clone(),
         }),
+        (Some(declared), _) => declared,
     };
     let line = |k: &str| doc.key_lines.get(k).copied();
     let vers_line = line("version").or_else(|| line("metadata"));
@@ -113,16 +127,21 @@ mod tests {
 
     #[test]
     fn metadata_version_publishes_and_its_absence_says_where_it_goes() {
-        let ok = check(&doc(
-            "name: pdf\ndescription: d\nmetadata:\n  version: \"1.2.0\"",
-        ))
+        let ok = check(
+            &doc("name: pdf\ndescription: d\nmetadata:\n  version: \"1.2.0\""),
+            None,
+        )
         .unwrap();
         assert_eq!(ok.version, semver::Version::new(1, 2, 0));
-        let refused = check(&doc("name: pdf\ndescription: d")).unwrap_err();
+        let refused = check(&doc("name: pdf\ndescription: d"), None).unwrap_err();
         let said: Vec<String> = refused.iter().map(ToString::to_string).collect();
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("under `metadata:`"), "{said:?}");
-        let bad = check(&doc("name: pdf\ndescription: d\nmetadata:\n  version: one")).unwrap_err();
+        let bad = check(
+            &doc("name: pdf\ndescription: d\nmetadata:\n  version: one"),
+            None,
+        )
+        .unwrap_err();
         assert!(
             bad[0].to_string().contains("`metadata.version` \"one\""),
             "{}",
@@ -131,9 +150,27 @@ mod tests {
         assert_eq!(bad[0].line, Some(4));
     }
 
+    /// `--version` stands in for a missing version and must agree with a
+    /// declared one.
+    #[test]
+    fn a_given_version_fills_in_and_must_agree() {
+        let v = semver::Version::new(2, 0, 0);
+        let filled = check(&doc("name: pdf\ndescription: d"), Some(&v)).unwrap();
+        assert_eq!(filled.version, v);
+        let declared = doc("name: pdf\ndescription: d\nmetadata:\n  version: \"1.0.0\"");
+        let clash = check(&declared, Some(&v)).unwrap_err();
+        assert!(
+            matches!(clash[0].why, Why::VersionMismatch { .. }),
+            "{}",
+            clash[0]
+        );
+        let same = semver::Version::new(1, 0, 0);
+        assert_eq!(check(&declared, Some(&same)).unwrap().version, same);
+    }
+
     #[test]
     fn every_refusal_is_reported() {
-        let refused = check(&doc("name: Not A Name\ndescription: d")).unwrap_err();
+        let refused = check(&doc("name: Not A Name\ndescription: d"), None).unwrap_err();
         assert!(refused.iter().any(|r| matches!(r.why, Why::NoVersion)));
         assert!(refused
             .iter()

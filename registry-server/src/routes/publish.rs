@@ -11,7 +11,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store::NewVersion;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::{header::CONTENT_LENGTH, HeaderMap};
 use axum::Json;
 use http_body_util::BodyExt;
@@ -24,18 +25,33 @@ use skillpm_core::skill;
 use std::path::Path;
 use std::time::Duration;
 
+/// `?version=X`: the version the publisher names, for a `SKILL.md` that
+/// declares none (`skillpm publish --version`).
+#[derive(serde::Deserialize)]
+pub struct PublishParams {
+    version: Option<String>,
+}
+
 pub async fn publish(
     State(st): State<AppState>,
+    params: Result<Query<PublishParams>, QueryRejection>,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<PublishResponse>> {
+    let Query(p) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let given = match p.version.as_deref() {
+        None => None,
+        Some(v) => Some(semver::Version::parse(v).map_err(|e| {
+            ApiError::BadRequest(format!("`version` {v:?} is not a semver version: {e}"))
+        })?),
+    };
     let user = authenticate(&st, &headers).await?;
     let bytes = read_body(body, &headers, st.max_upload).await?;
     let cksum = Checksum::of_bytes(&bytes);
     let limits = st.limits.clone();
     let tmp = st.scratch.clone();
     let (meta, bytes) = tokio::task::spawn_blocking(move || {
-        let meta = inspect(&bytes, &tmp, &limits);
+        let meta = inspect(&bytes, &tmp, &limits, given.as_ref());
         (meta, bytes)
     })
     .await?;
@@ -129,7 +145,12 @@ fn at(line: Option<usize>, msg: impl std::fmt::Display) -> String {
 
 /// Unpacks into a scratch dir (removed on return) and validates `SKILL.md`.
 /// Blocking.
-fn inspect(bytes: &[u8], tmp: &Path, limits: &Limits) -> ApiResult<Meta> {
+fn inspect(
+    bytes: &[u8],
+    tmp: &Path,
+    limits: &Limits,
+    given: Option<&semver::Version>,
+) -> ApiResult<Meta> {
     let dir = unpack_to_new_dir(bytes, None, tmp, limits)?;
     let file = ["SKILL.md", "skill.md"]
         .iter()
@@ -140,7 +161,7 @@ fn inspect(bytes: &[u8], tmp: &Path, limits: &Limits) -> ApiResult<Meta> {
     // The one check `skillpm publish --dry-run` runs too: the registry
     // dialect (what published before `validate` followed the
     // specification to the letter still publishes), a name and a version.
-    let identity = publish::check(&doc).map_err(|refusals| {
+    let identity = publish::check(&doc, given).map_err(|refusals| {
         let said: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         ApiError::BadRequest(said.join("; "))
     })?;

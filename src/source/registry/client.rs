@@ -262,8 +262,22 @@ impl RegistryClient {
 
     /// Publishes a packed skill; the server reads name and version from
     /// its `SKILL.md`.
+    /// Uploads a package, which names its version in its `SKILL.md`.
     pub async fn publish(&self, tarball: Vec<u8>) -> Result<PublishResponse> {
-        let url = self.api_url("api/v1/skills/new").await?;
+        self.publish_as(tarball, None).await
+    }
+
+    /// Uploads a package; `version` names its version when its `SKILL.md`
+    /// declares none (the index records it).
+    pub async fn publish_as(
+        &self,
+        tarball: Vec<u8>,
+        version: Option<&semver::Version>,
+    ) -> Result<PublishResponse> {
+        let mut url = self.api_url("api/v1/skills/new").await?;
+        if let Some(v) = version {
+            url.query_pairs_mut().append_pair("version", &v.to_string());
+        }
         let req = self
             .authed(Method::PUT, url)?
             .header(CONTENT_TYPE, "application/gzip")
