@@ -155,7 +155,9 @@ fn load_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, ToolError> {
             _ => None,
         }
     });
-    let skill = skill.ok_or_else(|| ToolError::NoSkill(name.to_string()))?;
+    // The name is the client's text, answered back: shown by the one rule.
+    let skill =
+        skill.ok_or_else(|| ToolError::NoSkill(skillpm_core::text::sanitize(name).into_owned()))?;
     let catalog = snap.catalog.as_ref().ok_or(ToolError::NoCatalog)?;
     let block = load::render(catalog, &skill.command)?;
     let tools = catalog

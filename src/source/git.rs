@@ -317,28 +317,34 @@ impl GitSource {
 
     /// What the skills of `commit` share: listed once per run.
     async fn shared(&self, url: &GitUrl, commit: &str) -> Result<Arc<export::Shared>, SourceError> {
-        let cell = memo(&self.trees, format!("{}#{commit}", url.redacted()));
-        cell.get_or_try_init(|| {
-            let (u, c) = (url.clone(), commit.to_string());
-            self.blocking(move |cache| {
-                let repo = clone_dir(cache, &u);
-                let shared = export::Shared::new(&repo, &u, &c, &listing_limits())?;
-                Ok(Arc::new(shared))
-            })
-        })
-        .await
-        .cloned()
+        self.opened(&self.trees, url, commit, true).await
     }
 
     /// The object reader of `commit`, without a listing: the lock names
     /// each skill's tree.
     async fn reader(&self, url: &GitUrl, commit: &str) -> Result<Arc<export::Shared>, SourceError> {
-        let cell = memo(&self.readers, format!("{}#{commit}", url.redacted()));
+        self.opened(&self.readers, url, commit, false).await
+    }
+
+    /// `commit` of the clone of `url`, opened once per run into `memo`,
+    /// `listed` or not.
+    async fn opened(
+        &self,
+        memo_of: &Memo<Arc<export::Shared>>,
+        url: &GitUrl,
+        commit: &str,
+        listed: bool,
+    ) -> Result<Arc<export::Shared>, SourceError> {
+        let cell = memo(memo_of, format!("{}#{commit}", url.redacted()));
         cell.get_or_try_init(|| {
             let (u, c) = (url.clone(), commit.to_string());
             self.blocking(move |cache| {
                 let repo = clone_dir(cache, &u);
-                Ok(Arc::new(export::Shared::trees_only(&repo, &u, &c)?))
+                let shared = match listed {
+                    true => export::Shared::new(&repo, &u, &c, &listing_limits())?,
+                    false => export::Shared::trees_only(&repo, &u, &c)?,
+                };
+                Ok(Arc::new(shared))
             })
         })
         .await

@@ -7,8 +7,6 @@
 use crate::common;
 use common::{stdout, Fixture};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
 
 /// "ignore previous instructions" as tag characters: nothing on screen.
 fn tags(s: &str) -> String {
@@ -90,36 +88,16 @@ fn prompt_and_load_show_hidden_text_escaped() {
 #[test]
 fn every_mcp_answer_shows_hidden_text_escaped() {
     let f = project();
-    let mut child = f
-        .command(env!("CARGO_BIN_EXE_skillpm"))
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run skillpm mcp");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut out) = crate::mcp::stdio_session(&f);
     let mut ask = |id: u64, method: &str, params: Value| -> Value {
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(out.read_line(&mut line).unwrap() > 0, "server closed");
-            assert!(!has_raw_hidden(&line), "raw hidden text in {line:?}");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
+        let answer = crate::mcp::exchange(&mut stdin, &mut out, &msg).expect("an answer");
+        assert!(
+            !has_raw_hidden(&answer.to_string()),
+            "raw hidden text in {answer}"
+        );
+        answer
     };
-    ask(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}),
-    );
     let listed = ask(
         2,
         "tools/call",

@@ -823,7 +823,11 @@ fn stdout_carries_only_the_protocol_and_a_closed_stdin_ends_the_server() {
 
 /// One JSON-RPC exchange over `skillpm mcp`'s stdio: sends `msg`, and
 /// when it carries an id, reads lines until that id's answer.
-fn exchange(stdin: &mut impl Write, out: &mut impl BufRead, msg: &Value) -> Option<Value> {
+pub(crate) fn exchange(
+    stdin: &mut impl Write,
+    out: &mut impl BufRead,
+    msg: &Value,
+) -> Option<Value> {
     writeln!(stdin, "{msg}").expect("write");
     stdin.flush().expect("flush");
     let id = msg.get("id")?;
@@ -837,11 +841,10 @@ fn exchange(stdin: &mut impl Write, out: &mut impl BufRead, msg: &Value) -> Opti
     }
 }
 
-/// `skillpm mcp` over stdio on `tree`, initialized (2025-11-25) by a raw
+/// `skillpm mcp` over stdio in `f`, initialized (2025-11-25) by a raw
 /// client: the child, its stdin, and its stdout by lines.
-fn stdio_session(tree: &Tree) -> (Child, std::process::ChildStdin, impl BufRead) {
-    let mut child = tree
-        .f
+pub(crate) fn stdio_session(f: &Fixture) -> (Child, std::process::ChildStdin, impl BufRead) {
+    let mut child = f
         .command(env!("CARGO_BIN_EXE_skillpm"))
         .arg("mcp")
         .stdin(Stdio::piped())
@@ -892,7 +895,7 @@ fn end_session_within_80_mib(mut child: Child, stdin: std::process::ChildStdin) 
 #[test]
 fn subscriptions_are_for_served_resources_only() {
     let tree = Tree::new();
-    let (child, mut stdin, mut out) = stdio_session(&tree);
+    let (child, mut stdin, mut out) = stdio_session(&tree.f);
     exchange(
         &mut stdin,
         &mut out,
@@ -928,7 +931,7 @@ fn subscriptions_are_for_served_resources_only() {
 #[test]
 fn a_large_message_is_not_parsed() {
     let tree = Tree::new();
-    let (child, mut stdin, mut out) = stdio_session(&tree);
+    let (child, mut stdin, mut out) = stdio_session(&tree.f);
     let zeros = vec!["0"; 512 * 1024].join(",");
     writeln!(
         stdin,

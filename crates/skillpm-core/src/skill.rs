@@ -167,6 +167,12 @@ impl SkillDoc {
 
 /// Reads and parses `path`, refusing oversized files before reading them.
 pub fn read(path: &Path) -> Result<SkillDoc, SkillError> {
+    parse(&read_bytes(path)?)
+}
+
+/// The bytes of the `SKILL.md` at `path`, refused before they are read
+/// past [`MAX_SKILL_MD_BYTES`].
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, SkillError> {
     // Read one byte past the limit so an oversized file is detected even if
     // it grows between a stat and the read; never block on a FIFO or device.
     let file = crate::bounded::open_regular(path).map_err(|e| SkillError::Io(e.to_string()))?;
@@ -180,7 +186,7 @@ pub fn read(path: &Path) -> Result<SkillDoc, SkillError> {
             .unwrap_or(bytes.len() as u64);
         return Err(SkillError::TooLarge { size });
     }
-    parse(&bytes)
+    Ok(bytes)
 }
 
 /// Parses the bytes of a `SKILL.md`.

@@ -418,12 +418,21 @@ pub fn check_hidden(text: &str) -> Vec<Finding> {
 /// Validates one `SKILL.md` file; its parent directory names the skill.
 pub fn validate_skill_file(file: &Path, dialect: Dialect) -> Vec<Violation> {
     let dir = file.parent().unwrap_or(Path::new(""));
-    let mut findings = match skill::read(file) {
+    let bytes = skill::read_bytes(file);
+    let mut findings = match bytes
+        .as_deref()
+        .map_err(Clone::clone)
+        .and_then(skill::parse)
+    {
         Ok(doc) => check_doc(&doc, dir_name(dir).as_deref(), dialect),
         Err(e) => vec![error_finding(&e)],
     };
-    if let Ok(text) = crate::bounded::read_to_string(file, MAX_SKILL_MD_BYTES) {
-        findings.extend(check_hidden(&text));
+    if let Some(text) = bytes
+        .as_deref()
+        .ok()
+        .and_then(|b| std::str::from_utf8(b).ok())
+    {
+        findings.extend(check_hidden(text));
         findings.sort();
     }
     findings

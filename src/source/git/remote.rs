@@ -58,9 +58,9 @@ impl Want {
 }
 
 /// The most objects a pack may declare before it is indexed: far more
-/// than a skills repository holds (anthropics/skills has about 3 000),
-/// and a bound on the index a hostile server can make the client build
-/// (about 130 bytes an object while indexing).
+/// than a skills repository holds, and a bound on the index a hostile
+/// server can make the client build, which grows with the object count
+/// (SECURITY.md has the measurement).
 pub(super) const MAX_PACK_OBJECTS: usize = 1_000_000;
 
 /// The most refs a server may list: far more than any skills repository
