@@ -1,7 +1,7 @@
 //! Output sanitizing: whatever a SKILL.md or a registry says, the text the
-//! CLI prints holds no terminal control (ESC, C0 but newline and tab, DEL,
-//! C1, bidi), and XML-escaped text holds nothing XML 1.0 forbids and no
-//! markup.
+//! CLI prints holds no terminal control (ESC, C0 but newline, tab and the
+//! carriage return of a CRLF line ending, DEL, C1, bidi), and XML-escaped
+//! text holds nothing XML 1.0 forbids and no markup.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
@@ -11,11 +11,13 @@ fn xml_forbidden(c: char) -> bool {
 
 fn check(s: &str) {
     let shown = skillpm::text::sanitize(s);
-    assert!(
-        !shown.chars().any(|c| (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{61c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')),
-        "{shown:?}"
-    );
+    // A CRLF line ending is kept: `\r` right before `\n` overwrites nothing.
+    let unsafe_at = |(at, c): (usize, char)| {
+        let line_end = c == '\r' && shown[at + 1..].starts_with('\n');
+        (c.is_control() && c != '\n' && c != '\t' && !line_end)
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{61c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    assert!(!shown.char_indices().any(unsafe_at), "{shown:?}");
     let xml = skillpm::engine::prompt::xml_escape(s);
     assert!(!xml.chars().any(xml_forbidden), "{xml:?}");
     assert!(!xml.contains('<'), "{xml:?}");
