@@ -14,6 +14,7 @@
 //! - [`tools`]: `list_skills`, `search_skills`, `load_skill`
 //! - [`server`]: the handler and change notifications for both eras
 //! - [`sessions`]: the bound on live Streamable HTTP sessions
+//! - [`stdio`]: the stdio transport, answering lines that are not JSON
 //! - [`watch`]: live reload
 //!
 //! Logs go to stderr only: on stdio, stdout carries the protocol.
@@ -22,6 +23,7 @@ pub mod resources;
 pub mod server;
 pub mod sessions;
 pub mod skills_ext;
+pub mod stdio;
 pub mod tools;
 pub mod uri;
 pub mod watch;
@@ -96,7 +98,8 @@ pub fn run(env: Environment, transport: Transport) -> Result<(), ServeError> {
 async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
     let (stdin, stdout) = rmcp::transport::stdio();
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
+    let (sdk_in, sdk_out, relay) = stdio::pipes(stdin, stdout, MAX_MESSAGE_BYTES);
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(sdk_in, sdk_out)
         .with_max_line_length(MAX_MESSAGE_BYTES);
     let service = match SkillServer::new(shared).serve(transport).await {
         Ok(s) => s,
@@ -104,16 +107,20 @@ async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => return Err(ServeError::Session(e.to_string())),
     };
-    service
-        .waiting()
-        .await
-        .map_err(|e| ServeError::Session(e.to_string()))?;
+    let ended = service.waiting().await;
+    // The session's last answers may still be on their way to stdout.
+    let _ = relay.await;
+    ended.map_err(|e| ServeError::Session(e.to_string()))?;
     Ok(())
 }
 
 /// Refuses (400) a request carrying two `Host` or two `Origin` headers
-/// before the SDK sees it: its DNS-rebinding and origin checks read one of
-/// them, and whatever else reads the request may read the other.
+/// before the SDK sees it: its DNS-rebinding check reads one of them, and
+/// whatever else reads the request may read the other. Then refuses (403)
+/// an `Origin` that is not [`loopback_origin`], as the MCP transport
+/// (2025-06-18 and 2025-11-25) requires servers to: the SDK validates
+/// `Origin` only against a list of exact origins or ports, and a local web
+/// UI (the MCP Inspector's among them) runs on a port of its own.
 async fn one_of_each_guarded_header(
     req: axum::extract::Request,
     next: axum::middleware::Next,
@@ -126,7 +133,55 @@ async fn one_of_each_guarded_header(
             return (StatusCode::BAD_REQUEST, why).into_response();
         }
     }
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        if !loopback_origin(origin.as_bytes()) {
+            let why = "Origin not allowed: only a page served from this machine \
+                       (localhost, 127.x.x.x or [::1]) may call this server";
+            return (StatusCode::FORBIDDEN, why).into_response();
+        }
+    }
     next.run(req).await
+}
+
+/// Whether `origin` is `http` or `https` on a loopback host (`localhost`,
+/// any `127.x.x.x`, `[::1]`), with any port or none. The server binds
+/// loopback only, so a page from anywhere else is another site using the
+/// visitor's browser to reach it (DNS rebinding, cross-site requests);
+/// requests without `Origin` come from clients that are not browsers, and
+/// `Origin: null` (sandboxed or opaque pages) is no known place.
+fn loopback_origin(origin: &[u8]) -> bool {
+    let Ok(origin) = std::str::from_utf8(origin) else {
+        return false;
+    };
+    let origin = origin.to_ascii_lowercase();
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    // An origin is scheme, host and port: nothing after the port.
+    let (host, port) = match rest.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((ip, port)) => (ip, port),
+            None => return false,
+        },
+        None => rest.split_at(rest.find(':').unwrap_or(rest.len())),
+    };
+    let port_ok = port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok());
+    let host_ok = if rest.starts_with('[') {
+        host.parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+    } else {
+        host == "localhost"
+            || host
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    };
+    port_ok && host_ok
 }
 
 /// The largest message a client may send, a stdio line or an HTTP body.
@@ -176,4 +231,47 @@ async fn serve_http(shared: std::sync::Arc<Shared>, addr: SocketAddr) -> Result<
     };
     conns::serve(listener, router, limits, std::future::pending()).await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loopback_origin;
+
+    #[test]
+    fn only_loopback_origins_are_allowed() {
+        for ok in [
+            "http://localhost",
+            "http://localhost:6274",
+            "HTTPS://LocalHost:443",
+            "http://127.0.0.1:3000",
+            "http://127.1.2.3",
+            "http://[::1]:8080",
+            "https://[::1]",
+        ] {
+            assert!(loopback_origin(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            "null",
+            "http://evil.example.com",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example",
+            "http://evil.example#@localhost",
+            "http://user@localhost",
+            "http://localhost/path",
+            "http://localhost:",
+            "http://localhost:+80",
+            "http://localhost:65536",
+            "ftp://localhost",
+            "localhost",
+            "http://[::2]",
+            "http://[::1",
+            "http://[::1]x",
+            "http://10.0.0.1",
+            "http://0.0.0.0",
+            "",
+        ] {
+            assert!(!loopback_origin(bad.as_bytes()), "{bad}");
+        }
+        assert!(!loopback_origin(b"http://localhost\xff"));
+    }
 }

@@ -17,12 +17,16 @@ use super::resources::{as_text, mime_type, Found, Snapshot};
 use super::uri::{canonical, INDEX_URI};
 use super::{skills_ext, tools};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, GetSkillRequestParams, GetSkillResult,
-    Implementation, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestMethod, CallToolRequestParams, CallToolResponse, ConstString, CustomRequest,
+    CustomResult, ErrorCode, ErrorData, GetSkillRequestMethod, GetSkillRequestParams,
+    GetSkillResult, Implementation, ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
+    ListResourcesResult, ListSkillsRequestMethod, ListSkillsResult, ListToolsRequestMethod,
+    ListToolsResult, PaginatedRequestParams, ReadResourceDirectoryRequestMethod,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestMethod,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
+    SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter,
+    SubscriptionsListenRequestMethod, UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -156,9 +160,38 @@ fn page<T: Clone>(
     (items[start..end].to_vec(), next)
 }
 
-fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
-    request.as_ref().and_then(|r| r.cursor.as_deref())
+/// The cursor a client sent back, if any. Every cursor this server hands
+/// out is an entry's URI in canonical spelling (and stays valid when that
+/// entry is gone after a reload); anything else is refused with -32602, as
+/// MCP's pagination requires, rather than read as "from the start".
+fn cursor(request: &Option<PaginatedRequestParams>) -> Result<Option<&str>, ErrorData> {
+    match request.as_ref().and_then(|r| r.cursor.as_deref()) {
+        Some(c) if canonical(c).as_deref() != Ok(c) => {
+            Err(ErrorData::invalid_params("invalid cursor", None))
+        }
+        c => Ok(c),
+    }
 }
+
+/// The methods this server answers. A request for one of them whose
+/// params do not fit the method's schema reaches
+/// [`ServerHandler::on_custom_request`]: rmcp parses a request into an
+/// untagged enum whose last variant, `CustomRequest`, takes any method, so
+/// a known method with bad params falls through to it, and rmcp's default
+/// answers -32601 "method not found". That hook is where -32602 is given.
+const SERVED_METHODS: &[&str] = &[
+    ListResourcesRequestMethod::VALUE,
+    ListResourceTemplatesRequestMethod::VALUE,
+    ReadResourceRequestMethod::VALUE,
+    SubscribeRequestMethod::VALUE,
+    UnsubscribeRequestMethod::VALUE,
+    SubscriptionsListenRequestMethod::VALUE,
+    ListToolsRequestMethod::VALUE,
+    CallToolRequestMethod::VALUE,
+    ListSkillsRequestMethod::VALUE,
+    GetSkillRequestMethod::VALUE,
+    ReadResourceDirectoryRequestMethod::VALUE,
+];
 
 fn refused(e: super::uri::UriError) -> ErrorData {
     ErrorData::invalid_params(e.to_string(), None)
@@ -268,7 +301,7 @@ impl ServerHandler for SkillServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut all = resources(&self.snapshot());
         all.sort_by(|a, b| a.uri.cmp(&b.uri));
-        let (items, next) = page(&all, |r| r.uri.as_str(), cursor(&request));
+        let (items, next) = page(&all, |r| r.uri.as_str(), cursor(&request)?);
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
         Ok(result)
@@ -402,13 +435,28 @@ impl ServerHandler for SkillServer {
             .ok_or_else(|| ErrorData::invalid_params(format!("no tool `{}`", request.name), None))
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        // The method is the client's text, answered back: shown in part.
+        let shown: String = method.chars().take(64).collect();
+        Err(if SERVED_METHODS.contains(&method) {
+            ErrorData::invalid_params(format!("invalid params for `{shown}`"), None)
+        } else {
+            ErrorData::new(ErrorCode::METHOD_NOT_FOUND, shown, None)
+        })
+    }
+
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         let snap = self.snapshot();
-        let (items, next) = page(&snap.listed, |s| s.uri.as_str(), cursor(&request));
+        let (items, next) = page(&snap.listed, |s| s.uri.as_str(), cursor(&request)?);
         let mut result = ListSkillsResult::with_all_items(items);
         result.next_cursor = next;
         Ok(result)
@@ -477,5 +525,22 @@ mod tests {
         let (second, _) = page(&reloaded, key, next.as_deref());
         assert_eq!(second[0], items[PAGE_SIZE]);
         assert_eq!(first.len(), PAGE_SIZE);
+    }
+
+    #[test]
+    fn a_cursor_is_one_this_server_could_have_sent() {
+        let with = |c: &str| Some(PaginatedRequestParams::default().with_cursor(Some(c.into())));
+        let items: Vec<String> = (0..=PAGE_SIZE)
+            .map(|i| format!("skill://s{i:05}/SKILL.md"))
+            .collect();
+        let (_, next) = page(&items, String::as_str, None);
+        let next = next.expect("a second page");
+        assert_eq!(cursor(&with(&next)).ok().flatten(), Some(next.as_str()));
+        // An entry gone after a reload still names a place in the list.
+        assert!(cursor(&with("skill://gone/SKILL.md")).is_ok());
+        assert!(cursor(&None).is_ok_and(|c| c.is_none()));
+        for bad in ["garbage", "", "skill://a/%53KILL.md", "skill://a/../b"] {
+            assert!(cursor(&with(bad)).is_err(), "{bad}");
+        }
     }
 }

@@ -678,6 +678,17 @@ fn raw_request(
     session: Option<&str>,
     body: &str,
 ) -> (u16, Option<String>) {
+    raw_request_with(url, method, session, "", body)
+}
+
+/// [`raw_request`] with `headers` (each ending in CRLF) added.
+fn raw_request_with(
+    url: &str,
+    method: &str,
+    session: Option<&str>,
+    headers: &str,
+    body: &str,
+) -> (u16, Option<String>) {
     use std::io::Read;
     let host = authority(url);
     let mut s = std::net::TcpStream::connect(host).expect("connect");
@@ -687,7 +698,7 @@ fn raw_request(
     write!(
         s,
         "{method} /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
+         Accept: application/json, text/event-stream\r\n{session}{headers}Content-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",
         body.len()
     )
@@ -989,6 +1000,136 @@ fn http_refuses_two_host_or_origin_headers() {
     );
     assert_eq!(send(&origin), 200);
     assert_eq!(send(""), 200);
+}
+
+/// MCP's transport requires servers to refuse (403) a request whose
+/// `Origin` is present and not allowed. The server binds loopback only, so
+/// a page served from a loopback host (any port: the MCP Inspector's UI
+/// runs on one of its own) is allowed and any other origin is another
+/// site driving the visitor's browser; neither kind gets a session.
+#[test]
+fn http_refuses_an_origin_other_than_loopback() {
+    let tree = Tree::new();
+    let server = HttpServer::start(&tree.f);
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let post = |origin: &str| {
+        let header = format!("Origin: {origin}\r\n");
+        raw_request_with(&server.url, "POST", None, &header, body)
+    };
+    for evil in [
+        "http://evil.example.com",
+        "null",
+        "http://127.0.0.1.evil.example",
+        "http://localhost.evil.example:6274",
+    ] {
+        assert_eq!(post(evil), (403, None), "{evil}");
+    }
+    for local in [
+        "http://localhost:6274",
+        "http://127.0.0.1:3000",
+        "https://[::1]:8443",
+    ] {
+        let (status, id) = post(local);
+        assert_eq!(status, 200, "{local}");
+        assert!(id.is_some(), "{local}: no session");
+    }
+}
+
+/// A request for a method the server answers, with params that do not fit
+/// that method, is -32602 "invalid params" (rmcp's default called it
+/// -32601 "method not found"); an unknown method is still -32601.
+#[test]
+fn malformed_params_are_invalid_params() {
+    let tree = Tree::new();
+    let (child, mut stdin, mut out) = stdio_session(&tree.f);
+    let code = |stdin: &mut std::process::ChildStdin,
+                out: &mut _,
+                id: u64,
+                method: &str,
+                params: Value| {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let answer = exchange(stdin, out, &req).expect("answer");
+        answer["error"]["code"].clone()
+    };
+    for (id, method, params) in [
+        (2, "resources/read", json!({})),
+        (3, "tools/call", json!({})),
+        (4, "skills/get", json!({})),
+        (5, "resources/directory/read", json!({})),
+        (6, "resources/read", json!({"uri": 7})),
+    ] {
+        assert_eq!(
+            code(&mut stdin, &mut out, id, method, params),
+            -32602,
+            "{method}"
+        );
+    }
+    assert_eq!(code(&mut stdin, &mut out, 8, "no/such", json!({})), -32601);
+    end_session_within_80_mib(child, stdin);
+}
+
+/// A cursor the server did not hand out is -32602, as MCP's pagination
+/// says, in `resources/list` and the extension's `skills/list` (it used to
+/// be read as "from the start" and the whole list came back); a cursor
+/// that names an entry is served the entries after it.
+#[test]
+fn an_invalid_cursor_is_invalid_params() {
+    let tree = Tree::new();
+    let (child, mut stdin, mut out) = stdio_session(&tree.f);
+    for (id, method) in [(2, "resources/list"), (3, "skills/list")] {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": method,
+            "params": {"cursor": "garbage"}});
+        let answer = exchange(&mut stdin, &mut out, &req).expect("answer");
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+    }
+    let req = json!({"jsonrpc": "2.0", "id": 4, "method": "resources/list",
+        "params": {"cursor": "skill://alpha/SKILL.md"}});
+    let answer = exchange(&mut stdin, &mut out, &req).expect("answer");
+    let first = &answer["result"]["resources"][0]["uri"];
+    assert_eq!(first, "skill://alpha/assets/logo.bin", "{answer}");
+    end_session_within_80_mib(child, stdin);
+}
+
+/// A stdio line that is not JSON is answered with a -32700 parse error
+/// with a null id, as JSON-RPC 2.0 says (the SDK dropped it without a
+/// word), and the session goes on: the request after it is answered.
+#[test]
+fn a_stdio_line_that_is_not_json_is_a_parse_error() {
+    let tree = Tree::new();
+    let (child, mut stdin, mut out) = stdio_session(&tree.f);
+    writeln!(stdin, "this is {{ not json").expect("write");
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    writeln!(stdin, "{ping}").expect("write");
+    stdin.flush().expect("flush");
+    // Every line up to the ping's answer: the parse error is among them.
+    let mut seen = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).expect("read") > 0, "server closed");
+        let v: Value = serde_json::from_str(&line).expect("json line");
+        if v["id"] == 2 {
+            assert!(v.get("result").is_some(), "{v}");
+            break;
+        }
+        seen.push(v);
+    }
+    let parse_errors: Vec<&Value> = seen
+        .iter()
+        .filter(|v| v["error"]["code"] == -32700)
+        .collect();
+    assert_eq!(parse_errors.len(), 1, "{seen:?}");
+    let e = parse_errors[0];
+    assert!(e.get("id").is_some_and(Value::is_null), "{e}");
+    assert_eq!(e["jsonrpc"], "2.0");
+    // And the session still serves a real request.
+    let req = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+        "params": {"uri": "skill://notes/SKILL.md"}});
+    let answer = exchange(&mut stdin, &mut out, &req).expect("answer");
+    assert!(
+        answer["result"]["contents"][0]["text"].is_string(),
+        "{answer}"
+    );
+    end_session_within_80_mib(child, stdin);
 }
 
 #[test]
