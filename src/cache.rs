@@ -135,7 +135,12 @@ impl Cache {
     /// installed tree is compared with, file by file, when re-packing it
     /// cannot reproduce `c` (a tarball another tool packed).
     pub fn unpack_cached(&self, c: &Checksum) -> Option<tempfile::TempDir> {
-        let tarball = self.verified_tarball(c)?;
+        self.unpack(&self.verified_tarball(c)?)
+    }
+
+    /// `tarball` unpacked into a temporary directory of the cache, to
+    /// compare with an installed tree.
+    pub fn unpack(&self, tarball: &Verified) -> Option<tempfile::TempDir> {
         let tmp = self.tmp().ok()?;
         let bytes = tarball.bytes();
         let format = Format::of_package(bytes);

@@ -24,6 +24,12 @@ pub enum Error {
     Credentials(Box<crate::source::registry::credentials::CredentialsError>),
     #[error(transparent)]
     Fs(Box<crate::fs::FsError>),
+    #[error("{skipped} of the {total} skills of {origin} cannot be installed (each named above); without --strict they are skipped")]
+    Uninstallable {
+        origin: String,
+        skipped: usize,
+        total: usize,
+    },
     #[error("`{name}`: {source}")]
     BadName {
         name: String,

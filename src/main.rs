@@ -142,11 +142,12 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             path,
             skills,
             all,
+            strict,
             replace,
             flags,
         } => {
             let selection = match (all, skills.is_empty()) {
-                (true, _) => ops::Selection::All,
+                (true, _) => ops::Selection::All { strict },
                 (false, false) => ops::Selection::Named(skills),
                 (false, true) => ops::Selection::One,
             };

@@ -137,8 +137,14 @@ pub enum PackageCommand {
         #[arg(long = "skill", value_name = "NAME", num_args = 1.., conflicts_with = "all")]
         skills: Vec<String>,
         /// From a repository or index holding several skills, add all.
+        /// Skills that cannot be installed (an invalid name or SKILL.md,
+        /// two of one name) are skipped, each with a warning.
         #[arg(long)]
         all: bool,
+        /// With --all, fail if any skill of the repository cannot be
+        /// installed, instead of skipping it.
+        #[arg(long, requires = "all")]
+        strict: bool,
         /// Take skills skills.toml already has from another source (another
         /// repository, directory, registry or site) from this one instead.
         #[arg(long)]

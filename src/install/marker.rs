@@ -18,6 +18,17 @@ pub enum Integrity {
     Unknown,
 }
 
+/// How the installed tree `dir` compares with `pristine`, the locked
+/// package unpacked.
+pub fn compare(pristine: &Path, dir: &Path) -> Integrity {
+    let diff = crate::fs::compare::diff_trees(pristine, dir, &[MARKER]);
+    if diff.is_empty() {
+        Integrity::Intact
+    } else {
+        Integrity::Differs(diff)
+    }
+}
+
 /// What the marker in an installed skill says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marker {
@@ -83,14 +94,7 @@ impl Marker {
             return Integrity::Intact;
         }
         match cache.unpack_cached(&self.checksum) {
-            Some(tree) => {
-                let diff = crate::fs::compare::diff_trees(tree.path(), dir, &[MARKER]);
-                if diff.is_empty() {
-                    Integrity::Intact
-                } else {
-                    Integrity::Differs(diff)
-                }
-            }
+            Some(tree) => compare(tree.path(), dir),
             None => Integrity::Unknown,
         }
     }

@@ -19,7 +19,7 @@ mod prepare;
 
 pub use apply::{install_all, link_one, remove_one, sweep_leftovers, unlink_one};
 pub use link::{probe as probe_symlinks, Symlinks};
-pub use marker::{Integrity, Marker};
+pub use marker::{compare, Integrity, Marker};
 pub use plan::{installed, is_link_to, link_target, plan_all, Action, LinkMode, Plan};
 pub use prepare::{prepare, Prepared, Staged};
 

@@ -35,8 +35,9 @@ pub enum Selection {
     One,
     /// These, by name, command or directory (`--skill`).
     Named(Vec<String>),
-    /// Every skill found (`--all`).
-    All,
+    /// Every skill found (`--all`); those that cannot be installed are
+    /// skipped with a warning, or with `strict` fail the command.
+    All { strict: bool },
 }
 
 pub fn add(
@@ -74,7 +75,10 @@ pub fn add(
     for spec in parsed {
         let (spec, sub) = expand_shorthand(spec, github_base, subpath)?;
         let sub = sub.as_deref();
-        match run.rt.block_on(choose(&run, &spec, sub, selection))? {
+        match run
+            .rt
+            .block_on(choose(&run, &spec, sub, selection, reporter))?
+        {
             Some(chosen) => {
                 chose = true;
                 deps.extend(chosen)
@@ -253,10 +257,11 @@ async fn choose(
     spec: &Spec,
     subpath: Option<&str>,
     selection: &Selection,
+    reporter: &dyn Reporter,
 ) -> Result<Option<Vec<(Option<SkillName>, Dependency)>>> {
     match spec {
         Spec::Git { url, reference } if subpath.is_none() => {
-            let all = *selection == Selection::All;
+            let all = matches!(selection, Selection::All { .. });
             let (commit, found) = run
                 .sources
                 .git
@@ -273,12 +278,23 @@ async fn choose(
             if found.iter().any(|f| f.dir.is_none()) && *selection == Selection::One {
                 return Ok(None);
             }
+            let found = match selection {
+                Selection::All { strict } => installable(found, &origin, *strict, reporter)?,
+                _ => found,
+            };
             let rows: Vec<Row> = found.iter().map(Row::from).collect();
             let picked = pick(&origin, &rows, selection)?;
             picked
                 .into_iter()
                 .map(|i| {
                     let f: &FoundSkill = &found[i];
+                    if let Some(problem) = &f.problem {
+                        return Err(SourceError::BadSkill {
+                            dir: format!("{origin}:{}", f.dir.as_deref().unwrap_or(".")),
+                            message: problem.clone(),
+                        }
+                        .into());
+                    }
                     let name = SkillName::new(&f.name).map_err(|source| Error::BadName {
                         name: f.name.clone(),
                         source,
@@ -335,6 +351,70 @@ async fn choose(
     }
 }
 
+/// The skills of a repository that `--all` can install. Each of the
+/// others (a [`FoundSkill::problem`], or a name two of them share) is
+/// reported with its directory and why; then, unless `strict`, they are
+/// skipped and the rest installed, as a repository as it is (hundreds of
+/// skills, some invalid) would otherwise be refused one skill per run.
+fn installable(
+    found: Vec<FoundSkill>,
+    origin: &str,
+    strict: bool,
+    reporter: &dyn Reporter,
+) -> Result<Vec<FoundSkill>> {
+    let total = found.len();
+    let mut sharing: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in found.iter().filter(|f| f.problem.is_none()) {
+        let dir = f.dir.as_deref().unwrap_or(".");
+        sharing.entry(f.name.as_str()).or_default().push(dir);
+    }
+    let why_not = |f: &FoundSkill| -> Option<String> {
+        if let Some(problem) = &f.problem {
+            return Some(problem.clone());
+        }
+        let dirs = &sharing[f.name.as_str()];
+        (dirs.len() > 1).then(|| {
+            format!(
+                "{} skills here are named `{}` ({}); add one of them with --path",
+                dirs.len(),
+                f.name,
+                dirs.join(", ")
+            )
+        })
+    };
+    let verdicts: Vec<Option<String>> = found.iter().map(why_not).collect();
+    let skipped = verdicts.iter().flatten().count();
+    if skipped == 0 {
+        return Ok(found);
+    }
+    for (f, why) in found.iter().zip(&verdicts) {
+        if let Some(why) = why {
+            let dir = f.dir.as_deref().unwrap_or(".");
+            reporter.report(crate::report::Event::Warning {
+                message: format!("cannot install {dir}: {why}"),
+            });
+        }
+    }
+    let origin = skillpm_core::text::sanitize(origin).into_owned();
+    if strict {
+        return Err(Error::Uninstallable {
+            origin,
+            skipped,
+            total,
+        });
+    }
+    reporter.report(crate::report::Event::Warning {
+        message: format!(
+            "skipped {skipped} of the {total} skills of {origin} (--strict makes this an error)"
+        ),
+    });
+    Ok(found
+        .into_iter()
+        .zip(verdicts)
+        .filter_map(|(f, why)| why.is_none().then_some(f))
+        .collect())
+}
+
 fn skipped_note(skipped: &[String]) -> String {
     match skipped.first() {
         Some(first) => format!(
@@ -379,7 +459,7 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
     let picked: Vec<usize> = match selection {
         Selection::One if rows.len() == 1 => vec![0],
         Selection::One => return Err(ask()),
-        Selection::All => (0..rows.len()).collect(),
+        Selection::All { .. } => (0..rows.len()).collect(),
         Selection::Named(names) => {
             let mut out = Vec::new();
             for n in names {
@@ -546,7 +626,7 @@ mod tests {
             row("b/docx", "docx"),
             row("c/pdf", "pdf"),
         ];
-        let err = pick("repo", &rows, &Selection::All)
+        let err = pick("repo", &rows, &Selection::All { strict: false })
             .unwrap_err()
             .to_string();
         assert!(
@@ -554,6 +634,9 @@ mod tests {
             "{err}"
         );
         let distinct = &rows[..2];
-        assert_eq!(pick("repo", distinct, &Selection::All).unwrap(), [0, 1]);
+        assert_eq!(
+            pick("repo", distinct, &Selection::All { strict: false }).unwrap(),
+            [0, 1]
+        );
     }
 }

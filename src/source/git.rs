@@ -168,6 +168,8 @@ pub struct GitSource {
     trees: Memo<Arc<export::Shared>>,
     /// `url#commit` → its object reader, for trees the lock names.
     readers: Memo<Arc<export::Shared>>,
+    /// Idle handles on the clones, shared by every commit's reader.
+    handles: Arc<export::Handles>,
     /// `url#commit:path` → the packed skill.
     packs: Memo<Packed>,
 }
@@ -185,6 +187,7 @@ impl GitSource {
             present: Mutex::new(HashMap::new()),
             trees: Mutex::new(HashMap::new()),
             readers: Mutex::new(HashMap::new()),
+            handles: Arc::default(),
             packs: Mutex::new(HashMap::new()),
         }
     }
@@ -338,11 +341,12 @@ impl GitSource {
         let cell = memo(memo_of, format!("{}#{commit}", url.redacted()));
         cell.get_or_try_init(|| {
             let (u, c) = (url.clone(), commit.to_string());
+            let handles = self.handles.clone();
             self.blocking(move |cache| {
                 let repo = clone_dir(cache, &u);
                 let shared = match listed {
-                    true => export::Shared::new(&repo, &u, &c, &listing_limits())?,
-                    false => export::Shared::trees_only(&repo, &u, &c)?,
+                    true => export::Shared::new(&repo, &u, &c, &listing_limits(), &handles)?,
+                    false => export::Shared::trees_only(&repo, &u, &c, &handles)?,
                 };
                 Ok(Arc::new(shared))
             })

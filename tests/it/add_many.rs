@@ -199,6 +199,60 @@ fn add_all_fetches_the_repository_once() {
     assert_eq!(fetches(&log), 1);
 }
 
+/// A repository as real collections are: some skills with names the
+/// spec forbids, one whose SKILL.md does not parse, two of one name.
+/// `--all` names every one of them with its directory and why, installs
+/// the rest and says how many it skipped; `--strict` installs nothing.
+#[test]
+fn add_all_skips_and_names_every_skill_it_cannot_install() {
+    let f = Fixture::new();
+    logging_git(&f, &f.root().join("git.log"));
+    let repo = f.root().join("messy");
+    let s = |dir: &str, front: &str| f.skill(&repo, dir, front, "body");
+    s("skills/good-one", "name: good-one\ndescription: fine");
+    s("skills/good-two", "name: good-two\ndescription: fine");
+    s("skills/risk", "name: -21risk-automation\ndescription: d");
+    s("skills/ahrefs", "name: Ahrefs Automation\ndescription: d");
+    s("skills/broken", "name: broken\ndescription: [not closed");
+    s("skills/a/twin", "name: twin\ndescription: one");
+    s("skills/b/twin", "name: twin\ndescription: other");
+    commit_all(&repo);
+    f.ok(&["init"]);
+
+    let strict = f.skillpm(&["add", &url(&repo), "--all", "--strict"]);
+    let err = stderr(&strict);
+    assert_eq!(strict.status.code(), Some(1), "{err}");
+    assert!(err.contains("5 of the 7 skills"), "{err}");
+    assert!(!f.project_root().join("good-one").exists());
+    assert!(!read(&f.project.join("skills.toml")).contains("good-one"));
+
+    let out = f.skillpm(&["add", &url(&repo), "--all"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    for (dir, why) in [
+        ("skills/risk", "-21risk-automation"),
+        ("skills/ahrefs", "Ahrefs Automation"),
+        ("skills/broken", "SKILL.md: "),
+        ("skills/a/twin", "2 skills here are named `twin`"),
+        ("skills/b/twin", "add one of them with --path"),
+    ] {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("cannot install {dir}:")))
+            .unwrap_or_else(|| panic!("{dir} not reported: {err}"));
+        assert!(line.contains(why), "{line}");
+    }
+    assert!(err.contains("skipped 5 of the 7 skills"), "{err}");
+    for good in ["good-one", "good-two"] {
+        assert!(f.project_root().join(good).join("SKILL.md").exists());
+    }
+    let lock = read(&f.project.join("skills.lock"));
+    assert_eq!(lock.matches("[[skill]]").count(), 2, "{lock}");
+    // One of the twins can still be had by its path.
+    f.ok(&["add", &url(&repo), "--path", "skills/b/twin"]);
+    assert!(read(&f.project_root().join("twin/SKILL.md")).contains("other"));
+}
+
 #[test]
 fn owner_repo_shorthand_uses_the_configured_base() {
     let f = Fixture::new();

@@ -130,6 +130,44 @@ fn agents_sharing_agents_skills_get_one_tree_and_claude_a_link() {
     assert!(is_symlink(&claude.join("my-beta")));
 }
 
+/// One tree linked into several agents' roots is one skill to `status`,
+/// plain and per agent: shown once, eligible, with where else it is
+/// linked, never as shadowed by itself. A different tree of the same
+/// command in another root still shadows.
+#[test]
+fn a_tree_linked_into_several_roots_is_one_skill_in_status() {
+    let f = project(r#"["claude-code", "codex", "cursor"]"#, "");
+    f.ok(&["add", "./vendor/alpha", "./vendor/beta"]);
+    // Claude Code reads .claude/skills alone: nothing else to name there.
+    for (args, elsewhere) in [
+        (vec!["status", "--json"], 1),
+        (vec!["status", "--json", "--agent", "cursor"], 1),
+        (vec!["status", "--json", "--agent", "claude-code"], 0),
+    ] {
+        let doc = json(&f.ok(&args));
+        let skills = doc["skills"].as_array().unwrap();
+        let rows = states(&doc);
+        assert_eq!(skills.len(), 2, "{args:?}: {rows:?}");
+        assert!(
+            rows.iter().all(|(_, state, _)| state == "eligible"),
+            "{args:?}: {rows:?}"
+        );
+        for s in skills {
+            let linked = s["linked_from"].as_array().unwrap();
+            assert_eq!(linked.len(), elsewhere, "{args:?}: {s}");
+        }
+    }
+    let shown = f.ok(&["status"]);
+    assert!(!shown.contains("Shadowed"), "{shown}");
+    assert!(shown.contains("(also in "), "{shown}");
+    // A hand-made copy (another tree) in .claude/skills shadows as before.
+    let claude = f.project.join(".claude/skills");
+    std::fs::remove_file(claude.join("beta")).unwrap();
+    f.skill(&claude, "beta", "name: beta\ndescription: mine", "mine\n");
+    let shown = f.ok(&["status"]);
+    assert!(shown.contains("Shadowed (1)"), "{shown}");
+}
+
 #[test]
 fn copy_mode_copies_into_each_target_and_verifies_each() {
     let f = project(r#"["codex", "claude-code"]"#, "link = \"copy\"\n");

@@ -159,6 +159,37 @@ fn a_git_tree_is_cached_in_its_clone_alone() {
     f.ok(&["verify"]);
 }
 
+/// `verify` names the files a git skill's installed tree changed, as it
+/// does for a registry skill: the locked tree is made again from the
+/// cache's clone, without the network. Without the clone it says that
+/// nothing is left to compare with.
+#[test]
+fn verify_names_the_changed_files_of_a_git_skill() {
+    let (f, _, _) = added_v1();
+    let installed = f.project_root().join("house-style");
+    std::fs::write(installed.join("SKILL.md"), "edited").unwrap();
+    std::fs::remove_file(installed.join("references/style.md")).unwrap();
+    std::fs::write(installed.join("extra.md"), "new").unwrap();
+    let out = f.skillpm(&["verify"]);
+    let said = common::stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    for line in [
+        "modified file SKILL.md",
+        "missing file references/style.md",
+        "added file extra.md",
+    ] {
+        assert!(said.contains(line), "{line}: {said}");
+    }
+    std::fs::remove_dir_all(&f.cache).unwrap();
+    let out = f.skillpm(&["verify"]);
+    let said = common::stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("neither the cache nor its source has the locked files"),
+        "{said}"
+    );
+}
+
 #[test]
 fn path_source_is_copied_and_locked_with_its_path() {
     let f = Fixture::new();

@@ -59,6 +59,9 @@ pub struct SkillEntry {
     pub tools: ToolRefs,
     /// Set by the installer layer: the version skillpm installed here.
     pub installed: Option<String>,
+    /// The same skill in roots of lower precedence: directories there
+    /// that are links to this one's tree ([`merge_links`]).
+    pub linked_from: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -154,6 +157,7 @@ impl Catalog {
             .map(|(f, doc)| entry(f, doc, &layout.roots, dialect))
             .collect();
         skills.sort_by(|a, b| a.command.cmp(&b.command).then(b.root.cmp(&a.root)));
+        merge_links(&mut skills);
         evaluate(
             &mut skills,
             &layout.disabled,
@@ -233,6 +237,7 @@ impl Catalog {
                     "version": s.version,
                     "installed": s.installed,
                     "path": s.path,
+                    "linked_from": s.linked_from,
                     "root": self.roots.get(s.root).map(|r| &r.path),
                     "scope": s.scope.as_str(),
                     "state": s.state.as_str(),
@@ -288,6 +293,7 @@ fn entry(
         triggers: Triggers::default(),
         brief: String::new(),
         tools: ToolRefs::default(),
+        linked_from: Vec::new(),
     };
     match doc {
         Ok(doc) => {
@@ -335,6 +341,36 @@ fn read_triggers_and_tools(e: &mut SkillEntry, doc: &SkillDoc) {
             .chain(toolw.into_iter().map(|m| (tools_line, m)))
             .map(|(line, message)| Warning { line, message }),
     );
+}
+
+/// One tree linked into several roots (skillpm's own installs for several
+/// agents) is one skill, not one that shadows copies of itself: each entry
+/// of a command that resolves to the tree of the entry before it (of
+/// higher precedence) is dropped and named in that one's `linked_from`.
+/// `skills` is sorted by command, highest precedence first; paths are
+/// resolved only for commands found more than once.
+fn merge_links(skills: &mut Vec<SkillEntry>) {
+    let mut kept: Vec<SkillEntry> = Vec::with_capacity(skills.len());
+    let mut winner_tree: Option<PathBuf> = None;
+    for s in skills.drain(..) {
+        match kept.last_mut() {
+            Some(w) if w.command == s.command => {
+                let tree = winner_tree.get_or_insert_with(|| canonical(&w.path));
+                if canonical(&s.path) == *tree {
+                    w.linked_from.push(s.path);
+                    continue;
+                }
+            }
+            _ => winner_tree = None,
+        }
+        kept.push(s);
+    }
+    *skills = kept;
+}
+
+/// `path` with every link resolved, or as it is when it cannot be.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Applies shadowing, `disabled`, requirements, tools and conflicts, in
@@ -503,9 +539,18 @@ pub fn render_human(cat: &Catalog) -> Styled {
                 (None, Some(v)) => format!(" [{v}]"),
                 _ => String::new(),
             };
+            let linked: Vec<String> = s
+                .linked_from
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            let linked = match linked.is_empty() {
+                true => String::new(),
+                false => format!(" (also in {})", linked.join(", ")),
+            };
             out.push(
                 Tone::Plain,
-                &format!("  {:<width$}  {detail}{version}\n", s.command),
+                &format!("  {:<width$}  {detail}{version}{linked}\n", s.command),
             );
             for w in &s.warnings {
                 let at = w.line.map(|l| format!(":{l}")).unwrap_or_default();

@@ -4,8 +4,10 @@
 
 use super::export;
 use super::pack::{packed_with, shown, Packed};
+use super::SourceError;
 use crate::project::spec::GitUrl;
 use skillpm_core::archive::Limits;
+use skillpm_core::name::SkillName;
 use skillpm_core::skill::SkillDoc;
 use std::collections::HashSet;
 
@@ -20,6 +22,10 @@ pub struct FoundSkill {
     /// The package name: frontmatter `name`, else the directory name.
     pub name: String,
     pub description: String,
+    /// Why it cannot be installed (its `SKILL.md` does not parse, its name
+    /// is not one the spec allows, its tree cannot be packed); `None` for
+    /// a skill that can.
+    pub problem: Option<String>,
 }
 
 /// Directories that hold skills in the layouts agents read, longest
@@ -94,9 +100,12 @@ pub(super) fn found_skills(files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
     // A thousand frontmatters to parse: spread over the cores.
     let mut out = crate::parallel::chunked(&tops, 64, |part| {
         part.iter()
-            .map(|(d, body)| {
-                let doc = skillpm_core::skill::parse(body).ok();
-                found(skill_dir(d), doc.as_ref())
+            .map(|(d, body)| match skillpm_core::skill::parse(body) {
+                Ok(doc) => found(skill_dir(d), Some(&doc)),
+                Err(e) => FoundSkill {
+                    problem: Some(format!("SKILL.md: {}", e.detail())),
+                    ..found(skill_dir(d), None)
+                },
             })
             .collect()
     });
@@ -136,8 +145,20 @@ pub(super) fn found_packed(
         let tree_id = shared.tree_id(url, sub).ok()?.to_string();
         let doc = crate::source::verify::entries_doc(&entries);
         let found = found(dir.clone(), doc.as_ref().and_then(|d| d.as_ref().ok()));
-        let packed = packed_with(entries, doc, &shown(url, commit, sub), tree_id);
-        Some((found, packed.ok()))
+        match packed_with(entries, doc, &shown(url, commit, sub), tree_id) {
+            Ok(packed) => Some((found, Some(packed))),
+            Err(e) => {
+                let problem = match e {
+                    SourceError::BadSkill { message, .. } => message,
+                    e => e.to_string(),
+                };
+                let found = FoundSkill {
+                    problem: Some(problem),
+                    ..found
+                };
+                Some((found, None))
+            }
+        }
     });
     let mut done: Vec<(FoundSkill, Option<Packed>)> = done.into_iter().collect::<Option<_>>()?;
     done.sort_by(|a, b| found_order(&a.0, &b.0));
@@ -151,13 +172,21 @@ fn found(dir: Option<String>, doc: Option<&SkillDoc>) -> FoundSkill {
         .as_deref()
         .map(|d| d.rsplit('/').next().unwrap_or(d).to_string())
         .unwrap_or_default();
+    let name = doc
+        .and_then(|d| d.name().map(str::to_string))
+        .unwrap_or(base);
+    let problem = SkillName::new(&name).err().map(|e| {
+        format!(
+            "its name `{}` is not a valid skill name: {e}",
+            name.escape_debug()
+        )
+    });
     FoundSkill {
         command: dir.as_deref().map(command_of).unwrap_or_default(),
-        name: doc
-            .and_then(|d| d.name().map(str::to_string))
-            .unwrap_or(base),
+        name,
         description: doc.map(|d| d.description().to_string()).unwrap_or_default(),
         dir,
+        problem,
     }
 }
 
@@ -241,7 +270,9 @@ mod tests {
         );
         let limits = Limits::default();
         let dir = work.path().join(".git");
-        let shared = export::Shared::new(&dir, &url, &commit, &listing_limits()).unwrap();
+        let shared =
+            export::Shared::new(&dir, &url, &commit, &listing_limits(), &Default::default())
+                .unwrap();
         let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
         let files = export::skill_files(&shared, &url, &listing_limits(), max).unwrap();
         let apart = found_skills(files);
@@ -280,7 +311,9 @@ mod tests {
             &[("skills/a/link", "SKILL.md")],
         );
         let dir = work.path().join(".git");
-        let shared = export::Shared::new(&dir, &url, &commit, &listing_limits()).unwrap();
+        let shared =
+            export::Shared::new(&dir, &url, &commit, &listing_limits(), &Default::default())
+                .unwrap();
         let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
         let files = export::skill_files(&shared, &url, &listing_limits(), max).unwrap();
         assert_eq!(found_skills(files).len(), 1);

@@ -17,17 +17,44 @@ use super::SourceError;
 use crate::project::spec::GitUrl;
 use gix::ObjectId;
 use skillpm_core::archive::{EntryKind, Limits, MemEntry, MemoryTree, UnpackError};
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-thread_local! {
-    /// The handle this thread last read a commit's objects through, with
-    /// the id of its [`Shared`].
-    static HANDLE: Cell<Option<(u64, gix::Repository)>> = const { Cell::new(None) };
+/// How many idle handles a run keeps, over all its commits: as many as
+/// threads read at once, at most.
+const IDLE_HANDLES: usize = 8;
+
+/// The run's handles on its clones that are not in use right now, each
+/// with the id of the [`Shared`] (one commit) it was made for. A handle
+/// carries a zlib state and object buffers, zeroed when made: one per
+/// skill cost an add of 100 git skills ~1 000 page faults, and one kept
+/// per commit cost a restore of 300 single-skill repositories 12 MB. So
+/// handles are kept for reuse, at most [`IDLE_HANDLES`], the oldest
+/// dropped first.
+#[derive(Default)]
+pub(super) struct Handles {
+    idle: Mutex<Vec<(u64, gix::Repository)>>,
+    ids: AtomicU64,
+}
+
+impl Handles {
+    fn take(&self, id: u64) -> Option<gix::Repository> {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = idle.iter().rposition(|(of, _)| *of == id)?;
+        Some(idle.remove(at).1)
+    }
+
+    fn put(&self, id: u64, handle: gix::Repository) {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() == IDLE_HANDLES {
+            idle.remove(0);
+        }
+        idle.push((id, handle));
+    }
 }
 
 /// One entry of the listed tree.
@@ -53,7 +80,8 @@ enum Kind {
 /// a 100-skill repository would list and open everything again.
 pub(super) struct Shared {
     repo: gix::ThreadSafeRepository,
-    /// Tells this commit's handles from another's in [`HANDLE`].
+    /// Where idle handles on `repo` wait, under `id`.
+    handles: Arc<Handles>,
     id: u64,
     /// How many handles on `repo` were made (see [`Shared::with_handle`]).
     handles_made: AtomicUsize,
@@ -81,6 +109,7 @@ impl Shared {
         url: &GitUrl,
         commit: &str,
         limits: &Limits,
+        handles: &Arc<Handles>,
     ) -> Result<Self, SourceError> {
         let repo = objects::open(dir, url)?;
         let r = repo.to_thread_local();
@@ -92,11 +121,12 @@ impl Shared {
             )
         })?;
         let listing = list(&r, root, url, limits).ok();
-        let id = next_id();
-        // The handle that listed the commit serves this thread's skills.
-        HANDLE.set(Some((id, r)));
+        let id = handles.ids.fetch_add(1, Ordering::Relaxed);
+        // The handle that listed the commit serves the skills next.
+        handles.put(id, r);
         Ok(Shared {
             repo,
+            handles: handles.clone(),
             id,
             handles_made: AtomicUsize::new(1),
             commit: commit.to_string(),
@@ -107,10 +137,16 @@ impl Shared {
 
     /// What the skills of `commit` share when the lock names their trees:
     /// the repository, opened once, and nothing listed.
-    pub(super) fn trees_only(dir: &Path, url: &GitUrl, commit: &str) -> Result<Self, SourceError> {
+    pub(super) fn trees_only(
+        dir: &Path,
+        url: &GitUrl,
+        commit: &str,
+        handles: &Arc<Handles>,
+    ) -> Result<Self, SourceError> {
         Ok(Shared {
             repo: objects::open(dir, url)?,
-            id: next_id(),
+            handles: handles.clone(),
+            id: handles.ids.fetch_add(1, Ordering::Relaxed),
             handles_made: AtomicUsize::new(0),
             commit: commit.to_string(),
             root: None,
@@ -160,23 +196,15 @@ impl Shared {
             })
     }
 
-    /// Runs `f` on this thread's handle on the repository, made when the
-    /// thread last served another commit (or none). A handle carries a
-    /// zlib state and object buffers, zeroed when made: one per skill cost
-    /// an add of 100 git skills ~1 000 page faults. Kept per thread, not
-    /// per commit, so a lock pinning a thousand commits holds as many
-    /// handles as there are threads, not a thousand.
+    /// Runs `f` on a handle on the repository: an idle one of this
+    /// commit's ([`Handles`]), or a new one.
     fn with_handle<T>(&self, f: impl FnOnce(&gix::Repository) -> T) -> T {
-        let kept = HANDLE.take().filter(|(id, _)| *id == self.id);
-        let handle = match kept {
-            Some((_, handle)) => handle,
-            None => {
-                self.handles_made.fetch_add(1, Ordering::Relaxed);
-                self.repo.to_thread_local()
-            }
-        };
+        let handle = self.handles.take(self.id).unwrap_or_else(|| {
+            self.handles_made.fetch_add(1, Ordering::Relaxed);
+            self.repo.to_thread_local()
+        });
         let out = f(&handle);
-        HANDLE.set(Some((self.id, handle)));
+        self.handles.put(self.id, handle);
         out
     }
 
@@ -384,12 +412,6 @@ fn blob<'r>(repo: &'r gix::Repository, e: &Entry) -> io::Result<gix::Object<'r>>
     Ok(obj)
 }
 
-/// Tells one [`Shared`]'s handles from another's.
-fn next_id() -> u64 {
-    static IDS: AtomicU64 = AtomicU64::new(0);
-    IDS.fetch_add(1, Ordering::Relaxed)
-}
-
 fn is_symlink(mode: u32) -> bool {
     mode & 0o170000 == 0o120000
 }
@@ -535,7 +557,7 @@ pub(super) mod tests {
     /// The skills of a commit read on one thread share one handle, and
     /// each still gets exactly its own files.
     #[test]
-    fn skills_of_a_commit_share_a_handle_per_thread() {
+    fn skills_of_a_commit_reuse_its_handles() {
         let work = tempfile::tempdir().unwrap();
         for n in ["a", "b", "c"] {
             let dir = work.path().join("skills").join(n);
@@ -548,7 +570,9 @@ pub(super) mod tests {
         let commit = head_of(work.path());
         let url = GitUrl::parse(&format!("file://{}", work.path().display())).unwrap();
         let limits = Limits::default();
-        let shared = Shared::new(&work.path().join(".git"), &url, &commit, &limits).unwrap();
+        let handles = Arc::default();
+        let shared =
+            Shared::new(&work.path().join(".git"), &url, &commit, &limits, &handles).unwrap();
         for n in ["a", "b", "c"] {
             let entries = tree(&shared, &url, Some(&format!("skills/{n}")), &limits).unwrap();
             let files: Vec<(String, Vec<u8>)> = entries
@@ -564,11 +588,12 @@ pub(super) mod tests {
         let found = skill_files(&shared, &url, &limits, 1 << 20).unwrap();
         assert_eq!(found.len(), 3);
         assert_eq!(shared.handles_made.load(Ordering::Relaxed), 1);
-        // Another commit's reads on this thread get their own handle.
-        let other = Shared::new(&work.path().join(".git"), &url, &commit, &limits).unwrap();
+        // Another commit's reads between them take nothing from its handles.
+        let other =
+            Shared::new(&work.path().join(".git"), &url, &commit, &limits, &handles).unwrap();
         tree(&other, &url, Some("skills/a"), &limits).unwrap();
         tree(&shared, &url, Some("skills/a"), &limits).unwrap();
         assert_eq!(other.handles_made.load(Ordering::Relaxed), 1);
-        assert_eq!(shared.handles_made.load(Ordering::Relaxed), 2);
+        assert_eq!(shared.handles_made.load(Ordering::Relaxed), 1);
     }
 }
