@@ -120,7 +120,8 @@ async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {
 /// an `Origin` that is not [`loopback_origin`], as the MCP transport
 /// (2025-06-18 and 2025-11-25) requires servers to: the SDK validates
 /// `Origin` only against a list of exact origins or ports, and a local web
-/// UI (the MCP Inspector's among them) runs on a port of its own.
+/// UI (the MCP Inspector's among them) runs on a port of its own. And
+/// answers a session's DELETE as the SDKs expect (below).
 async fn one_of_each_guarded_header(
     req: axum::extract::Request,
     next: axum::middleware::Next,
@@ -140,7 +141,15 @@ async fn one_of_each_guarded_header(
             return (StatusCode::FORBIDDEN, why).into_response();
         }
     }
-    next.run(req).await
+    let delete = req.method() == axum::http::Method::DELETE;
+    let mut res = next.run(req).await;
+    // rmcp answers a session's DELETE with 202; the SDKs' own servers answer
+    // 200, and the Python SDK's client logs anything but 200 or 204 as a
+    // failed termination.
+    if delete && res.status() == StatusCode::ACCEPTED {
+        *res.status_mut() = StatusCode::OK;
+    }
+    res
 }
 
 /// Whether `origin` is `http` or `https` on a loopback host (`localhost`,

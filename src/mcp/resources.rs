@@ -6,13 +6,15 @@
 //! What is served is exactly what `status` calls eligible, minus
 //! `user_invocable_only` skills (which the prompt hides from the agent
 //! too): the catalog's `visible()` set.
-//! Inside a skill the walk skips dot-entries, the installer's marker and
-//! sub-skill directories (they are skills of their own), refuses symlinks
-//! that resolve outside the skill, and caps each file, the number of files
-//! and the bytes of a skill.
+//! Inside a skill the walk skips dot-entries and the installer's marker,
+//! and refuses symlinks that resolve outside the skill. Nested skills are
+//! served as skills of their own and their files are in the enclosing
+//! skill's manifest too, as the MCP Skills extension (SEP-2640) wants
+//! manifests complete. A skill over the extension's limits is not served.
 
 use super::uri::{self, INDEX_URI};
 use crate::engine::catalog::{Catalog, SkillEntry};
+use crate::engine::files as files_walk;
 use crate::engine::search::SearchIndex;
 use serde_json::{json, Map, Value};
 use skillpm_core::checksum::Checksum;
@@ -21,11 +23,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Largest file served; a bigger one is left out of its skill's manifest.
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
-/// Most files in one skill's manifest (`SKILL.md` always among them).
+/// Most files in one skill, `SKILL.md` and nested skills' files included,
+/// and most bytes served from it: the MCP Skills extension's limits (as
+/// rmcp's reference `SkillCatalog` states them, `SKILL_FILE_LIMIT` and
+/// `SKILL_BYTE_LIMIT`), above which hosts need not load a skill. A manifest
+/// must be complete, so a skill over them is not served at all (with a
+/// note on stderr) rather than served with files left out.
 pub const MAX_MANIFEST_FILES: usize = 512;
-/// Most bytes served from one skill; files past it are left out.
 pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The `$schema` of the Agent Skills discovery index (RFC v0.2.0).
@@ -96,10 +100,17 @@ impl Snapshot {
                 snap.skills.push(s);
             }
         }
+        // Skills are sorted by command, so a nested skill comes after the
+        // skills enclosing it and its own entry wins for the URIs they
+        // share (its `SKILL.md` is its skill's, not just a file of theirs).
         for (i, s) in snap.skills.iter().enumerate() {
             snap.dirs.insert(s.base.clone(), (i, String::new()));
             for (j, f) in s.files.iter().enumerate() {
-                snap.files.insert(f.uri.clone(), (i, j));
+                if let Some((k, l)) = snap.files.insert(f.uri.clone(), (i, j)) {
+                    // Each skill read the file on its own: bytes that differ
+                    // changed between the reads, so read the tree again.
+                    snap.unsettled |= snap.skills[k].files[l].digest != f.digest;
+                }
                 let mut dir = f.rel.as_str();
                 while let Some((parent, _)) = dir.rsplit_once('/') {
                     snap.dirs
@@ -136,6 +147,15 @@ impl Snapshot {
         let &(i, j) = self.files.get(canonical_uri)?;
         let s = &self.skills[i];
         (s.files[j].uri == s.uri).then_some(s)
+    }
+
+    /// Whether `skills[skill]` is where the file at `uri` is listed as a
+    /// resource: a nested skill's files are in the enclosing skills'
+    /// manifests too, but listed once, under the innermost skill.
+    pub fn lists(&self, skill: usize, canonical_uri: &str) -> bool {
+        self.files
+            .get(canonical_uri)
+            .is_some_and(|&(i, _)| i == skill)
     }
 
     pub fn skill_by_command(&self, command: &str) -> Option<&ServedSkill> {
@@ -232,20 +252,40 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
         return None;
     };
     let mut notes = Vec::new();
-    let paths = walk(&base_dir, &entry.skill_md, &mut notes);
+    let over = |snap: &mut Snapshot, what: String| -> Option<ServedSkill> {
+        snap.notes.push(format!(
+            "{command}: not served: {what}, over the MCP Skills extension's limits \
+             ({MAX_MANIFEST_FILES} files, {MAX_SKILL_BYTES} bytes)"
+        ));
+        None
+    };
+    let Some(paths) = walk(&base_dir, &entry.skill_md, &mut notes) else {
+        snap.notes.push(format!(
+            "{command}: not served: more than {} entries to walk, so its manifest \
+             cannot be known complete",
+            files_walk::MAX_WALK_ENTRIES
+        ));
+        return None;
+    };
+    if paths.len() > MAX_MANIFEST_FILES {
+        return over(snap, format!("{} files", paths.len()));
+    }
+    // Sizes on disk first, so a skill plainly over is not read at all.
+    let on_disk: u64 = paths
+        .iter()
+        .filter_map(|(_, p)| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    if on_disk > MAX_SKILL_BYTES {
+        return over(snap, format!("{on_disk} bytes"));
+    }
     let mut files = Vec::new();
     let mut total = 0u64;
     let mut frontmatter = None;
     let mut marked = false;
     for (rel, path) in paths {
         let is_skill_md = rel == "SKILL.md";
-        if !is_skill_md && files.len() >= MAX_MANIFEST_FILES {
-            notes.push(format!(
-                "{rel}: over the {MAX_MANIFEST_FILES}-file manifest cap"
-            ));
-            continue;
-        }
-        let bytes = match skillpm_core::bounded::read(&path, MAX_FILE_BYTES) {
+        let bytes = match skillpm_core::bounded::read(&path, MAX_SKILL_BYTES) {
             Ok(b) => b,
             Err(e) => {
                 notes.push(format!("{rel}: {e}"));
@@ -263,11 +303,6 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
             notes.push(format!("{rel}: changed into a link out of the skill"));
             continue;
         }
-        if total + bytes.len() as u64 > MAX_SKILL_BYTES {
-            notes.push(format!("{rel}: over the {MAX_SKILL_BYTES}-byte skill cap"));
-            continue;
-        }
-        total += bytes.len() as u64;
         // Text reaches the model: what must not reach it as is (controls,
         // bidi overrides, invisible carriers) is served escaped, the same
         // rule as the CLI's and `load`'s, and the digest is of what is
@@ -279,6 +314,13 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
             }
             _ => bytes,
         };
+        // What a host loads is what is served, escapes included.
+        total += bytes.len() as u64;
+        if total > MAX_SKILL_BYTES {
+            snap.notes
+                .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
+            return over(snap, format!("more than {MAX_SKILL_BYTES} bytes as served"));
+        }
         if is_skill_md {
             // Parse the bytes served, not the catalog's earlier read, so the
             // frontmatter always matches SKILL.md's digest.
@@ -325,10 +367,14 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
 }
 
 /// The files of the skill at `base` (canonical), as `(rel, path)`: its
-/// `SKILL.md` first (so the caps never leave it out), then what
-/// [`crate::engine::files`] finds, the one rule `load` lists by too.
-fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Vec<(String, PathBuf)> {
-    let found = crate::engine::files::skill_files(base);
+/// `SKILL.md` first, then what [`crate::engine::files`] finds, nested
+/// skills included; `None` when the walk stopped at its entry cap, as the
+/// files found then are not all of the skill.
+fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Option<Vec<(String, PathBuf)>> {
+    let found = files_walk::skill_tree_files(base);
+    if found.truncated {
+        return None;
+    }
     notes.extend(found.notes);
     let mut out = Vec::with_capacity(found.files.len() + 1);
     match skill_md.canonicalize() {
@@ -337,7 +383,7 @@ fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Vec<(String, P
         Err(_) => {}
     }
     out.extend(found.files);
-    out
+    Some(out)
 }
 
 /// `skill://index.json`: the Agent Skills discovery-index shape, one
@@ -435,9 +481,16 @@ mod tests {
             .collect();
         assert_eq!(
             rels,
-            ["SKILL.md", "references/deep/y.md", "references/x.md"]
+            [
+                "SKILL.md",
+                "references/deep/y.md",
+                "references/x.md",
+                "sub/SKILL.md"
+            ]
         );
         assert_eq!(snap.skills[1].command, "a/sub");
+        assert!(snap.lists(1, "skill://a/sub/SKILL.md"));
+        assert!(!snap.lists(0, "skill://a/sub/SKILL.md"));
         assert!(snap.notes.iter().any(|n| n.contains("link.txt: refused")));
         let children: Vec<(String, bool)> = snap
             .directory("skill://a/references")

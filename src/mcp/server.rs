@@ -215,13 +215,19 @@ fn resources(snap: &Snapshot) -> Vec<Resource> {
             .with_description("Agent Skills discovery index of the served skills")
             .with_size(snap.index_json.len() as u64),
     );
-    for s in &snap.skills {
-        for f in &s.files {
-            let name = format!("{}/{}", s.command, f.rel);
+    for (i, s) in snap.skills.iter().enumerate() {
+        for f in s.files.iter().filter(|f| snap.lists(i, &f.uri)) {
+            let skill_md = f.uri == s.uri;
+            // The extension asks a skill's SKILL.md to be named as the
+            // skill is; other files by their path.
+            let name = match skill_md {
+                true => s.name.clone(),
+                false => format!("{}/{}", s.command, f.rel),
+            };
             let mut r = Resource::new(f.uri.clone(), name)
                 .with_mime_type(mime_type(&f.rel, as_text(&f.bytes).is_some()))
                 .with_size(f.bytes.len() as u64);
-            if f.uri == s.uri {
+            if skill_md {
                 r = r.with_description(s.description.clone());
             }
             out.push(r);

@@ -192,7 +192,11 @@ impl Tree {
             ("leaky".to_string(), vec!["SKILL.md", "alias.md", "real.md"]),
             ("odd-dir".to_string(), vec!["SKILL.md"]),
             ("notes".to_string(), vec!["SKILL.md"]),
-            ("sven/implement".to_string(), vec!["SKILL.md"]),
+            // A nested skill's files are in the enclosing manifest too.
+            (
+                "sven/implement".to_string(),
+                vec!["SKILL.md", "research/SKILL.md"],
+            ),
             ("sven/implement/research".to_string(), vec!["SKILL.md"]),
         ]);
         Tree { f, served, files }
@@ -1214,4 +1218,221 @@ fn the_official_inspector_verifies_every_listed_skill_in_both_eras() {
         }
         assert_eq!(verified, listed, "{era}");
     }
+}
+
+/// `skillpm mcp` over stdio in `f`, sent `requests` after `initialize`
+/// and then a closed stdin: the answers by id, and what it wrote to stderr.
+fn stdio_batch(f: &Fixture, requests: &[Value]) -> (BTreeMap<u64, Value>, String) {
+    let mut child = f
+        .command(env!("CARGO_BIN_EXE_skillpm"))
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run skillpm mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    for msg in std::iter::once(&init).chain(requests) {
+        writeln!(stdin, "{msg}").expect("write");
+    }
+    drop(stdin);
+    // Both pipes are read as the server writes (a 2.2 MB answer would
+    // fill a pipe that is only read at the end); a server that does not
+    // end is killed after a minute, as in `stdio_session`.
+    let pid = child.id().to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains("skillpm") {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+        }
+    });
+    let out = child.wait_with_output().expect("skillpm mcp output");
+    let answers = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json line"))
+        .filter_map(|v| Some((v.get("id")?.as_u64()?, v)))
+        .collect();
+    (answers, common::stderr(&out))
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// URI → (digest, size) of a `skills/get` answer's manifest.
+fn manifest(answer: &Value) -> BTreeMap<String, (String, u64)> {
+    answer["result"]["skill"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no manifest: {answer}"))
+        .iter()
+        .map(|r| {
+            let uri = r["uri"].as_str().expect("uri").to_string();
+            let d = r["digest"].as_str().expect("digest").to_string();
+            (uri, (d, r["size"].as_u64().expect("size")))
+        })
+        .collect()
+}
+
+/// SEP-2640: a manifest is complete, nested skills included, and a
+/// directory read returns every direct child. As in anthropics/skills,
+/// where a skill holds another, the enclosing manifest used to leave the
+/// nested skill's files out and `skill://outer` omitted `inner/`, so the
+/// TypeScript `SkillsClient` refused to read `outer/inner/SKILL.md` as
+/// unlisted. The nested skill stays a skill of its own, and every file is
+/// in `resources/list` once, its `SKILL.md` named as its frontmatter says.
+#[test]
+fn nested_skills_are_in_the_enclosing_manifest_and_directory() {
+    let f = Fixture::new();
+    let proj = f.project_root();
+    let outer = f.skill(&proj, "outer", "name: outer\ndescription: Encloses", "");
+    f.write(&outer, "ref.md", "ref\n");
+    let inner = f.skill(&proj, "outer/inner", "name: inner\ndescription: Nested", "");
+    f.write(&inner, "data/x.txt", "x\n");
+    let (answers, _) = stdio_batch(
+        &f,
+        &[
+            request(1, "skills/get", json!({"uri": "skill://outer/SKILL.md"})),
+            request(
+                2,
+                "skills/get",
+                json!({"uri": "skill://outer/inner/SKILL.md"}),
+            ),
+            request(
+                3,
+                "resources/directory/read",
+                json!({"uri": "skill://outer"}),
+            ),
+            request(4, "resources/list", json!({})),
+            request(
+                5,
+                "resources/read",
+                json!({"uri": "skill://outer/inner/data/x.txt"}),
+            ),
+        ],
+    );
+    let entry = |rel: &str| {
+        let bytes = std::fs::read(outer.join(rel)).expect("read");
+        let uri = format!("skill://outer/{rel}");
+        (uri, (digest(&bytes), bytes.len() as u64))
+    };
+    let want: BTreeMap<_, _> = ["SKILL.md", "inner/SKILL.md", "inner/data/x.txt", "ref.md"]
+        .into_iter()
+        .map(entry)
+        .collect();
+    assert_eq!(manifest(&answers[&1]), want, "outer");
+    let want: BTreeMap<_, _> = ["inner/SKILL.md", "inner/data/x.txt"]
+        .into_iter()
+        .map(entry)
+        .collect();
+    assert_eq!(manifest(&answers[&2]), want, "inner");
+    let children: BTreeSet<(&str, &str)> = answers[&3]["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", answers[&3]))
+        .iter()
+        .map(|r| (r["uri"].as_str().unwrap(), r["mimeType"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        children,
+        BTreeSet::from([
+            ("skill://outer/SKILL.md", "text/markdown"),
+            ("skill://outer/inner", "inode/directory"),
+            ("skill://outer/ref.md", "text/markdown"),
+        ])
+    );
+    let listed: Vec<(&str, &str)> = answers[&4]["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| (r["uri"].as_str().unwrap(), r["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("skill://index.json", "index.json"),
+            ("skill://outer/SKILL.md", "outer"),
+            ("skill://outer/inner/SKILL.md", "inner"),
+            ("skill://outer/inner/data/x.txt", "outer/inner/data/x.txt"),
+            ("skill://outer/ref.md", "outer/ref.md"),
+        ]
+    );
+    assert_eq!(answers[&5]["result"]["contents"][0]["text"], "x\n");
+}
+
+/// The extension's limits are 512 files and 16 MiB a skill, and a
+/// manifest must be complete. A 2.2 MB file used to be left out (a cap of
+/// our own, 1 MiB a file), and a 600-file skill was served cut to 512
+/// files. Now a skill within the limits is served whole, one of 512 files
+/// included, and a skill over them is not served at all, with a note.
+#[test]
+fn skills_within_the_extensions_limits_are_served_whole_and_others_not_at_all() {
+    let f = Fixture::new();
+    let proj = f.project_root();
+    let big = f.skill(&proj, "big-file", "name: big-file\ndescription: Large", "");
+    let large = "0123456789abcdef\n".repeat(130_000); // 2.2 MB
+    f.write(&big, "assets/large.txt", &large);
+    let full = f.skill(&proj, "full", "name: full\ndescription: At the limit", "");
+    for i in 0..511 {
+        f.write(&full, &format!("r/{i:03}.md"), "r\n");
+    }
+    let many = f.skill(&proj, "many", "name: many\ndescription: Over the limit", "");
+    for i in 0..600 {
+        f.write(&many, &format!("r/{i:03}.md"), "r\n");
+    }
+    let (answers, stderr) = stdio_batch(
+        &f,
+        &[
+            request(1, "skills/get", json!({"uri": "skill://big-file/SKILL.md"})),
+            request(2, "skills/get", json!({"uri": "skill://full/SKILL.md"})),
+            request(3, "skills/get", json!({"uri": "skill://many/SKILL.md"})),
+            request(4, "skills/list", json!({})),
+            request(5, "resources/read", json!({"uri": "skill://many/SKILL.md"})),
+            request(
+                6,
+                "resources/read",
+                json!({"uri": "skill://big-file/assets/large.txt"}),
+            ),
+        ],
+    );
+    let big_manifest = manifest(&answers[&1]);
+    assert_eq!(
+        big_manifest.get("skill://big-file/assets/large.txt"),
+        Some(&(digest(large.as_bytes()), large.len() as u64)),
+        "{big_manifest:?}"
+    );
+    assert_eq!(answers[&6]["result"]["contents"][0]["text"], large.as_str());
+    assert_eq!(manifest(&answers[&2]).len(), 512);
+    assert!(answers[&3].get("error").is_some(), "{}", answers[&3]);
+    assert!(answers[&5].get("error").is_some(), "many/SKILL.md was read");
+    let listed: Vec<&str> = answers[&4]["result"]["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .map(|s| s["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        ["skill://big-file/SKILL.md", "skill://full/SKILL.md"]
+    );
+    assert!(
+        stderr.contains("many: not served: 601 files"),
+        "no note on stderr: {stderr}"
+    );
+}
+
+/// The Python SDK's client logs "Session termination failed: 202" for
+/// anything but 200 or 204 (rmcp answered 202); the SDKs' servers say 200.
+#[test]
+fn an_http_session_delete_is_answered_200() {
+    let tree = Tree::new();
+    let server = HttpServer::start(&tree.f);
+    let (status, id) = initialize(&server.url);
+    assert_eq!(status, 200);
+    let (status, _) = raw_request(&server.url, "DELETE", id.as_deref(), "");
+    assert_eq!(status, 200);
+    let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+    assert_eq!(raw_request(&server.url, "POST", id.as_deref(), ping).0, 404);
 }

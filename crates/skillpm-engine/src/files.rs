@@ -1,6 +1,7 @@
 //! The files of one skill as an agent may read them: one rule for `load`
 //! (its list of bundled files) and for what `skillpm mcp` serves, so the
-//! two never disagree about what belongs to a skill.
+//! two never disagree about what belongs to a skill; `load` names nested
+//! skills apart, as sub-skills, where `mcp` also lists their files.
 
 use skillpm_core::skill::{INSTALL_MARKER, SKILL_FILES};
 use std::collections::HashSet;
@@ -20,6 +21,8 @@ pub struct SkillFiles {
     /// One line per thing left out for a reason the user should hear (a
     /// link out of the skill, the entry cap).
     pub notes: Vec<String>,
+    /// The walk stopped at [`MAX_WALK_ENTRIES`]: `files` is not all of it.
+    pub truncated: bool,
 }
 
 /// The files of the skill at `dir`, leaving out dot entries, sub-skill
@@ -29,6 +32,17 @@ pub struct SkillFiles {
 /// Each directory is visited once however it is reached; at most
 /// [`MAX_WALK_ENTRIES`] entries and [`MAX_DEPTH`] levels.
 pub fn skill_files(dir: &Path) -> SkillFiles {
+    walk(dir, false)
+}
+
+/// [`skill_files`] with the files of nested skills too, by their path
+/// below `dir`: what `skillpm mcp` serves, as the MCP Skills extension
+/// (SEP-2640) wants a skill's manifest complete, nested skills included.
+pub fn skill_tree_files(dir: &Path) -> SkillFiles {
+    walk(dir, true)
+}
+
+fn walk(dir: &Path, nested: bool) -> SkillFiles {
     let mut out = SkillFiles::default();
     let Ok(base) = dir.canonicalize() else {
         return out;
@@ -51,6 +65,7 @@ pub fn skill_files(dir: &Path) -> SkillFiles {
                 out.notes.push(format!(
                     "more than {MAX_WALK_ENTRIES} entries; the rest left out"
                 ));
+                out.truncated = true;
                 out.files.sort();
                 return out;
             }
@@ -80,7 +95,7 @@ pub fn skill_files(dir: &Path) -> SkillFiles {
             };
             let top = rel.is_empty();
             if meta.is_dir() {
-                let sub_skill = SKILL_FILES.iter().any(|f| real.join(f).is_file());
+                let sub_skill = !nested && SKILL_FILES.iter().any(|f| real.join(f).is_file());
                 if !sub_skill && child.matches('/').count() < MAX_DEPTH {
                     stack.push((real, child));
                 }
@@ -119,5 +134,8 @@ mod tests {
         let names: Vec<&str> = found.files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["references/guide.md"]);
         assert_eq!(found.notes, ["refs: refused, a symlink out of the skill"]);
+        let tree = skill_tree_files(&skill);
+        let names: Vec<&str> = tree.files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["references/guide.md", "sub/SKILL.md"]);
     }
 }

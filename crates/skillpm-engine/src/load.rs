@@ -91,7 +91,8 @@ pub fn render(cat: &Catalog, command: &str) -> Result<String, LoadError> {
 
 /// The skill's bundled files for `load`: every file [`crate::files`] finds
 /// in it (one rule with what `skillpm mcp` serves: no links out of the
-/// skill, no sub-skills, no dot entries, a bounded walk); returns the
+/// skill, no dot entries, a bounded walk; sub-skills are named apart
+/// rather than listed here); returns the
 /// first [`MAX_BUNDLED_FILES`] and how many more there are.
 pub fn bundled_files(dir: &Path) -> (Vec<String>, usize) {
     let mut all: Vec<String> = crate::files::skill_files(dir)
