@@ -30,6 +30,17 @@ pub enum Error {
         skipped: usize,
         total: usize,
     },
+    #[error("--skill and --all choose among the skills of a git repository (without --path) or a well-known site; this spec names one package")]
+    NothingToChoose,
+    #[error(
+        "{origin}: `{first}` and `{second}` are both named `{name}`; add one of them with --path"
+    )]
+    SameName {
+        origin: String,
+        first: String,
+        second: String,
+        name: String,
+    },
     #[error("`{name}`: {source}")]
     BadName {
         name: String,

@@ -16,6 +16,7 @@ use crate::project::{Project, ProjectError};
 use crate::report::Reporter;
 use crate::resolve::Refresh;
 use crate::source::git::FoundSkill;
+use crate::source::wellknown::WellKnownError;
 use crate::source::{Request, SourceError};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use semver::VersionReq;
@@ -87,12 +88,7 @@ pub fn add(
         }
     }
     if !chose && *selection != Selection::One {
-        return Err(SourceError::WellKnown(
-            "--skill and --all choose among the skills of a git repository (without --path) \
-             or a well-known site; this spec names one package"
-                .into(),
-        )
-        .into());
+        return Err(Error::NothingToChoose);
     }
     let names = run.rt.block_on(names_of(&run, &deps, reporter))?;
     let before = match text.is_empty() {
@@ -315,11 +311,10 @@ async fn choose(
             let index = run.sources.wellknown.discover(url).await?;
             let origin = index.url.to_string();
             if index.skills.is_empty() {
-                return Err(SourceError::WellKnown(format!(
-                    "{} lists no usable skill{}",
-                    skillpm_core::text::sanitize(&origin),
-                    skipped_note(&index.skipped)
-                ))
+                return Err(SourceError::from(WellKnownError::NoneUsable {
+                    index: skillpm_core::text::sanitize(&origin).into_owned(),
+                    skipped: index.skipped.clone(),
+                })
                 .into());
             }
             let rows: Vec<Row> = index
@@ -415,17 +410,6 @@ fn installable(
         .collect())
 }
 
-fn skipped_note(skipped: &[String]) -> String {
-    match skipped.first() {
-        Some(first) => format!(
-            " ({} entries skipped; first: {})",
-            skipped.len(),
-            skillpm_core::text::sanitize(first)
-        ),
-        None => String::new(),
-    }
-}
-
 /// A skill as `add` shows it when asking which to take.
 struct Row {
     command: String,
@@ -491,14 +475,13 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
     let mut first: HashMap<&str, usize> = HashMap::with_capacity(picked.len());
     for &j in &picked {
         if let Some(&i) = first.get(rows[j].name.as_str()) {
-            return Err(SourceError::WellKnown(format!(
-                "{}: `{}` and `{}` are both named `{}`; add one of them with --path",
-                skillpm_core::text::sanitize(origin),
-                skillpm_core::text::sanitize(&rows[i].dir),
-                skillpm_core::text::sanitize(&rows[j].dir),
-                skillpm_core::text::sanitize(&rows[i].name)
-            ))
-            .into());
+            let clean = |s: &str| skillpm_core::text::sanitize(s).into_owned();
+            return Err(Error::SameName {
+                origin: clean(origin),
+                first: clean(&rows[i].dir),
+                second: clean(&rows[j].dir),
+                name: clean(&rows[i].name),
+            });
         }
         first.insert(&rows[j].name, j);
     }

@@ -147,6 +147,12 @@ impl Sources {
     }
 }
 
+impl From<wellknown::WellKnownError> for SourceError {
+    fn from(e: wellknown::WellKnownError) -> Self {
+        SourceError::WellKnown(Box::new(e))
+    }
+}
+
 /// Results of this run by key, each computed once (shared by the sources).
 pub(crate) type Memo<T> = Mutex<HashMap<String, Arc<OnceCell<T>>>>;
 
@@ -263,8 +269,8 @@ pub enum SourceError {
         expected: Checksum,
         actual: Checksum,
     },
-    #[error("{0}")]
-    WellKnown(String),
+    #[error(transparent)]
+    WellKnown(#[from] Box<wellknown::WellKnownError>),
     #[error("{origin} holds {count} skills (listed above); choose with --skill NAME... or --all")]
     ChooseSkills {
         origin: String,

@@ -145,7 +145,7 @@ pub enum IndexError {
 /// Why one entry of an index is skipped; every text from the index is
 /// sanitized.
 #[derive(Debug, thiserror::Error)]
-enum EntryError {
+pub enum EntryError {
     #[error("no `{0}`")]
     Missing(&'static str),
     #[error("invalid name")]
@@ -205,6 +205,64 @@ pub fn parse_index(url: &WellKnownUrl, body: &[u8]) -> Result<Index, IndexError>
 
 /// Resolves `rel` against `base` (RFC 3986) and checks the result may be
 /// fetched coming from `base`.
+/// What went wrong with a well-known site, its index or an artifact.
+/// Messages keep their causes' text (a reqwest error says little alone),
+/// which the CLI's one-line printer then does not repeat.
+#[derive(Debug, thiserror::Error)]
+pub enum WellKnownError {
+    #[error("cannot start HTTP: {}", chain(.0))]
+    Client(#[source] super::tls::TlsError),
+    #[error("cannot start HTTP: {0}")]
+    Build(#[source] reqwest::Error),
+    #[error("GET {url}: {}", one_line(&chain(.source)))]
+    Request {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("GET {url}: the server answered {status}")]
+    Status {
+        url: String,
+        status: reqwest::StatusCode,
+    },
+    #[error("GET {url}: more than {cap} bytes; refusing it")]
+    TooLarge { url: String, cap: u64 },
+    #[error("GET {url}: not found (404)")]
+    NotFound { url: String },
+    #[error(
+        "no Agent Skills index at {tried} (404); if this is a git repository, write `git+URL`"
+    )]
+    NoIndex { tried: String },
+    #[error("{url}: {}", chain(.source))]
+    Index {
+        url: String,
+        #[source]
+        source: IndexError,
+    },
+    #[error("{}", chain(.0))]
+    Entry(#[source] EntryError),
+    #[error("{index} lists no usable skill{}", skipped_note(.skipped))]
+    NoneUsable { index: String, skipped: Vec<String> },
+    #[error("{index}: a well-known skill needs a name")]
+    Unnamed { index: String },
+    #[error("{index} does not list a skill named `{name}`")]
+    NotListed { index: String, name: SkillName },
+    #[error("{index} no longer lists `{name}` as files; run `skillpm update {name}`")]
+    NoLongerFiles { index: String, name: SkillName },
+}
+
+/// ` (N entries skipped; first: …)`, or nothing when none was.
+fn skipped_note(skipped: &[String]) -> String {
+    match skipped.first() {
+        Some(first) => format!(
+            " ({} entries skipped; first: {})",
+            skipped.len(),
+            sanitize(first)
+        ),
+        None => String::new(),
+    }
+}
+
 fn join(base: &WellKnownUrl, rel: &str) -> Result<WellKnownUrl, EntryError> {
     let u = base
         .as_url()
@@ -326,7 +384,7 @@ impl WellKnownSource {
         };
         cell.get_or_try_init(|| async {
             let builder = super::http::builder()
-                .map_err(|e| SourceError::WellKnown(format!("cannot start HTTP: {}", chain(&e))))?
+                .map_err(WellKnownError::Client)?
                 // Every hop must satisfy the same rules as the first
                 // URL: https, or http to loopback only.
                 .redirect(reqwest::redirect::Policy::custom(|attempt| {
@@ -348,9 +406,7 @@ impl WellKnownSource {
             } else {
                 builder
             };
-            builder
-                .build()
-                .map_err(|e| SourceError::WellKnown(format!("cannot start HTTP: {e}")))
+            builder.build().map_err(|e| WellKnownError::Build(e).into())
         })
         .await
     }
@@ -358,28 +414,36 @@ impl WellKnownSource {
     /// GETs `url` with a cap; `Ok(None)` on 404/410 (so discovery can try
     /// the next location).
     async fn get(&self, url: &WellKnownUrl, cap: u64) -> Result<Option<Vec<u8>>, SourceError> {
-        let shown = sanitize(url.as_str()).into_owned();
-        let fail = |detail: String| SourceError::WellKnown(format!("GET {shown}: {detail}"));
+        let shown = || sanitize(url.as_str()).into_owned();
+        let failed = |source| WellKnownError::Request {
+            url: shown(),
+            source,
+        };
+        let too_large = || WellKnownError::TooLarge { url: shown(), cap };
         let client = self.client(url).await?;
         let mut resp = client
             .get(url.as_url().clone())
             .send()
             .await
-            .map_err(|e| fail(one_line(&chain(&e))))?;
+            .map_err(failed)?;
         let status = resp.status();
         if status == reqwest::StatusCode::NOT_FOUND || status == reqwest::StatusCode::GONE {
             return Ok(None);
         }
         if !status.is_success() {
-            return Err(fail(format!("the server answered {status}")));
+            return Err(WellKnownError::Status {
+                url: shown(),
+                status,
+            }
+            .into());
         }
         if resp.content_length().is_some_and(|n| n > cap) {
-            return Err(fail(format!("more than {cap} bytes; refusing it")));
+            return Err(too_large().into());
         }
         let mut out = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| fail(one_line(&chain(&e))))? {
+        while let Some(chunk) = resp.chunk().await.map_err(failed)? {
             if out.len() as u64 + chunk.len() as u64 > cap {
-                return Err(fail(format!("more than {cap} bytes; refusing it")));
+                return Err(too_large().into());
             }
             out.extend_from_slice(&chunk);
         }
@@ -388,7 +452,10 @@ impl WellKnownSource {
 
     async fn get_found(&self, url: &WellKnownUrl, cap: u64) -> Result<Vec<u8>, SourceError> {
         self.get(url, cap).await?.ok_or_else(|| {
-            SourceError::WellKnown(format!("GET {}: not found (404)", sanitize(url.as_str())))
+            WellKnownError::NotFound {
+                url: sanitize(url.as_str()).into_owned(),
+            }
+            .into()
         })
     }
 
@@ -405,10 +472,10 @@ impl WellKnownSource {
             .iter()
             .map(|u| sanitize(u.as_str()).into_owned())
             .collect();
-        Err(SourceError::WellKnown(format!(
-            "no Agent Skills index at {} (404); if this is a git repository, write `git+URL`",
-            tried.join(" or ")
-        )))
+        Err(WellKnownError::NoIndex {
+            tried: tried.join(" or "),
+        }
+        .into())
     }
 
     /// The index at exactly `url`, or `None` when the server has none
@@ -419,8 +486,9 @@ impl WellKnownSource {
             let Some(body) = self.get(url, MAX_INDEX_BYTES).await? else {
                 return Ok(None);
             };
-            let index = parse_index(url, &body).map_err(|e| {
-                SourceError::WellKnown(format!("{}: {}", sanitize(url.as_str()), chain(&e)))
+            let index = parse_index(url, &body).map_err(|source| WellKnownError::Index {
+                url: sanitize(url.as_str()).into_owned(),
+                source,
             })?;
             Ok(Some(Arc::new(index)))
         })
@@ -467,7 +535,7 @@ impl WellKnownSource {
                 let mut fetched = Vec::with_capacity(files.len());
                 let mut total: u64 = 0;
                 for (path, file_digest) in files {
-                    let url = join(base, path).map_err(|e| SourceError::WellKnown(chain(&e)))?;
+                    let url = join(base, path).map_err(WellKnownError::Entry)?;
                     let bytes = self.get_found(&url, MAX_ARTIFACT_BYTES - total).await?;
                     total += bytes.len() as u64;
                     if let Some(d) = file_digest {
@@ -619,10 +687,10 @@ impl Source for WellKnownSource {
             unreachable!("WellKnownSource is only handed well-known dependencies")
         };
         let Some(name) = req.name else {
-            return Err(SourceError::WellKnown(format!(
-                "{}: a well-known skill needs a name",
-                sanitize(index.as_str())
-            )));
+            return Err(WellKnownError::Unnamed {
+                index: sanitize(index.as_str()).into_owned(),
+            }
+            .into());
         };
         let cell = memo(&self.resolved, format!("{index}#{name}"));
         cell.get_or_try_init(|| self.resolve_uncached(index, name))
@@ -642,11 +710,9 @@ impl WellKnownSource {
         name: &SkillName,
     ) -> Result<Resolution, SourceError> {
         let idx = self.discover(index).await?;
-        let listed = idx.get(name).ok_or_else(|| {
-            SourceError::WellKnown(format!(
-                "{} does not list a skill named `{name}`",
-                sanitize(idx.url.as_str())
-            ))
+        let listed = idx.get(name).ok_or_else(|| WellKnownError::NotListed {
+            index: sanitize(idx.url.as_str()).into_owned(),
+            name: name.clone(),
         })?;
         let m = self.materialize(name, &listed.artifact, None).await?;
         Ok(Resolution {
@@ -687,12 +753,11 @@ impl WellKnownSource {
             match idx.get(&locked.name).map(|l| &l.artifact) {
                 Some(a @ Artifact::Files { .. }) => a.clone(),
                 _ => {
-                    return Err(SourceError::WellKnown(format!(
-                        "{} no longer lists `{}` as files; run `skillpm update {}`",
-                        sanitize(index.as_str()),
-                        locked.name,
-                        locked.name
-                    )))
+                    return Err(WellKnownError::NoLongerFiles {
+                        index: sanitize(index.as_str()).into_owned(),
+                        name: locked.name.clone(),
+                    }
+                    .into())
                 }
             }
         };
