@@ -23,9 +23,13 @@
 //!   moving is never cut, and the server's own work never counts.
 //! - **Eviction**: when even the open-connections bound is reached, a
 //!   newcomer closes a connection that is only waiting for a request
-//!   head: silent ones after [`GRACE`] first, then keep-alive ones idle
-//!   for [`KEEPALIVE_GRACE`], then heads arriving for [`GRACE`], oldest
-//!   first. One with a request in
+//!   head: silent ones (not a byte yet) first, at any age, then keep-alive
+//!   ones idle for [`KEEPALIVE_GRACE`], then heads arriving for [`GRACE`];
+//!   within a class, from the address holding the most connections first,
+//!   then oldest first. Silent ones have no grace, so eviction keeps up
+//!   with any rate of new silent connections: the newest is the last to
+//!   go, and an honest client sends its head the moment it connects. One
+//!   with a request in
 //!   flight, or with request bytes waiting unread in the kernel, is never
 //!   evicted, so honest clients beyond capacity wait in the backlog rather
 //!   than lose requests to a close race.
@@ -59,9 +63,9 @@ use tower::ServiceExt;
 /// pins this much memory rather than its whole download.
 const MAX_BUF: usize = 64 * 1024;
 
-/// How long a connection must have waited for a request head before a
-/// newcomer may evict it: an honest client sends its head, or reuses its
-/// pooled connection, well within this.
+/// How long a request head must have been arriving before a newcomer may
+/// evict its connection: an honest client sends its head well within
+/// this.
 const GRACE: Duration = Duration::from_secs(1);
 
 /// How long a kept-alive connection must have been idle before a
@@ -157,12 +161,16 @@ struct Track {
     /// The socket, to see whether a request is waiting unread in the
     /// kernel before evicting.
     stream: Weak<TcpStream>,
+    /// The client's address, so eviction takes from the address holding
+    /// the most connections first.
+    peer: Option<std::net::IpAddr>,
 }
 
 impl Track {
-    fn new(stream: Weak<TcpStream>) -> Self {
+    fn new(stream: Weak<TcpStream>, peer: Option<std::net::IpAddr>) -> Self {
         let t = Track {
             stream,
+            peer,
             ..Track::default()
         };
         t.waiting_since.store(now_ms(), Ordering::Relaxed);
@@ -238,7 +246,7 @@ impl Track {
         if self.served.load(Ordering::Acquire) {
             return aged(since, KEEPALIVE_GRACE).then_some((1, since));
         }
-        aged(since, GRACE).then_some((0, since))
+        Some((0, since))
     }
 
     /// Bytes the client sent that hyper has not read yet: a request on
@@ -444,11 +452,17 @@ impl Live {
         let Ok(m) = self.0.lock() else {
             return false;
         };
+        let mut held: HashMap<Option<std::net::IpAddr>, usize> = HashMap::new();
+        for t in m.values() {
+            *held.entry(t.peer).or_default() += 1;
+        }
         let mut ranked: Vec<((u8, u64), &Arc<Track>)> = m
             .values()
             .filter_map(|t| Some((t.eviction_rank(now)?, t)))
             .collect();
-        ranked.sort_unstable_by_key(|(rank, _)| *rank);
+        ranked.sort_unstable_by_key(|((class, since), t)| {
+            (*class, std::cmp::Reverse(held[&t.peer]), *since)
+        });
         let victim = ranked
             .into_iter()
             .map(|(_, t)| t)
@@ -484,7 +498,7 @@ pub async fn serve(
     loop {
         let stream = tokio::select! {
             r = listener.accept() => match r {
-                Ok((s, _)) => s,
+                Ok((s, addr)) => (s, addr.ip()),
                 Err(e) => {
                     accept_error(limits.name, e).await;
                     continue;
@@ -506,10 +520,12 @@ pub async fn serve(
         let Some(permit) = permit else {
             break;
         };
+        let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
         let stream = Arc::new(stream);
         next_id += 1;
-        let (id, track) = (next_id, Arc::new(Track::new(Arc::downgrade(&stream))));
+        let track = Track::new(Arc::downgrade(&stream), Some(peer));
+        let (id, track) = (next_id, Arc::new(track));
         live.insert(id, track.clone());
         let conn = Conn {
             app: app.clone(),
@@ -631,7 +647,7 @@ mod tests {
 
     #[test]
     fn deadlines_follow_the_connection_phase() {
-        let track = Arc::new(Track::new(Weak::new()));
+        let track = Arc::new(Track::new(Weak::new(), None));
         let start = track.waiting_since.load(Ordering::Acquire);
         // A new connection gets the header timeout.
         assert_eq!(track.deadline(HEADER, IDLE), Some(start + 10_000));
@@ -659,15 +675,15 @@ mod tests {
 
     #[test]
     fn eviction_spares_requests_in_flight_and_those_on_their_way() {
-        let track = || Arc::new(Track::new(Weak::new()));
+        let track = || Arc::new(Track::new(Weak::new(), None));
         let now = now_ms();
         let later = now + KEEPALIVE_GRACE.as_millis() as u64;
         let busy = track();
         let _serving = InFlight::begin(busy.clone());
         assert_eq!(busy.eviction_rank(later), None);
         let silent = track();
-        assert_eq!(silent.eviction_rank(now), None);
-        assert_eq!(silent.eviction_rank(later).map(|r| r.0), Some(0));
+        // Silent: evictable at any age.
+        assert_eq!(silent.eviction_rank(now).map(|r| r.0), Some(0));
         let heading = track();
         heading.note_read();
         assert_eq!(heading.eviction_rank(now), None);
@@ -685,13 +701,37 @@ mod tests {
         for (id, t) in [(1, &busy), (2, &heading), (3, &kept_alive), (4, &silent)] {
             live.insert(id, (*t).clone());
         }
+        assert!(live.evict_one(now));
+        assert!(silent.evicted.load(Ordering::Acquire));
         assert!(!live.evict_one(now), "evicted within the grace period");
-        for expected in [&silent, &kept_alive, &heading] {
+        for expected in [&kept_alive, &heading] {
             assert!(live.evict_one(later));
             assert!(expected.evicted.load(Ordering::Acquire));
         }
         assert!(!live.evict_one(later), "evicted a request in flight");
         assert!(!busy.evicted.load(Ordering::Acquire));
+    }
+
+    /// Among silent connections, the address holding the most loses one
+    /// first, though another address's is older.
+    #[test]
+    fn eviction_takes_from_the_address_holding_the_most() {
+        let at = |ip: [u8; 4]| {
+            let peer = Some(std::net::IpAddr::from(ip));
+            Arc::new(Track::new(Weak::new(), peer))
+        };
+        let honest = at([10, 0, 0, 1]);
+        std::thread::sleep(Duration::from_millis(5));
+        let flood: Vec<Arc<Track>> = (0..3).map(|_| at([10, 0, 0, 2])).collect();
+        let live = Live::default();
+        live.insert(0, honest.clone());
+        for (i, t) in flood.iter().enumerate() {
+            live.insert(i as u64 + 1, t.clone());
+        }
+        assert!(live.evict_one(now_ms()));
+        assert!(!honest.evicted.load(Ordering::Acquire));
+        let gone = flood.iter().filter(|t| t.evicted.load(Ordering::Acquire));
+        assert_eq!(gone.count(), 1);
     }
 
     #[tokio::test]
@@ -701,7 +741,7 @@ mod tests {
         let mut client = TcpStream::connect(addr).await.expect("connect");
         let (server, _) = listener.accept().await.expect("accept");
         let server = Arc::new(server);
-        let t = Track::new(Arc::downgrade(&server));
+        let t = Track::new(Arc::downgrade(&server), None);
         assert!(!t.has_unread_bytes());
         tokio::io::AsyncWriteExt::write_all(&mut client, b"GET / HTTP/1.1\r\n")
             .await

@@ -109,6 +109,63 @@ async fn a_thousand_idle_sockets_keep_neither_health_nor_index_waiting() {
     assert_eq!(closed.len(), 1000);
 }
 
+/// A burst of silent connections past what the server may hold open, then
+/// about 350 new silent ones a second from the same client, for seconds:
+/// each newcomer evicts the oldest silent connection, so `/health` is
+/// answered within a second all along. (When only connections silent for a
+/// second could be evicted, the server drained about as many a second as
+/// it may hold, and this arrival rate starved it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sustained_flood_of_silent_connections_does_not_starve_health() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server(
+        common::serve()
+            .data(tmp.path())
+            .args(["--max-connections", "8", "--header-timeout", "10"])
+            .open_files_limit(256)
+            .quiet()
+            .start(),
+    );
+    s.wait_healthy().await;
+    let at = addr(&s);
+    let mut held = Vec::new();
+    for _ in 0..400 {
+        held.push(TcpStream::connect(&at).await.expect("connect"));
+    }
+    let flood = {
+        let at = at.clone();
+        tokio::spawn(async move {
+            let mut more = Vec::new();
+            let mut tick = tokio::time::interval(Duration::from_millis(3));
+            let end = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < end {
+                tick.tick().await;
+                if let Ok(Ok(c)) =
+                    tokio::time::timeout(Duration::from_millis(50), TcpStream::connect(&at)).await
+                {
+                    more.push(c);
+                }
+            }
+            more.len()
+        })
+    };
+    let mut waits = Vec::new();
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        let (status, took) = timed_get(&s, "/health").await;
+        assert_eq!(status, 200);
+        waits.push(took);
+    }
+    let opened = flood.await.unwrap();
+    println!("{opened} silent connections opened during the flood; /health took {waits:?}");
+    assert!(opened > 1000, "the flood opened only {opened} connections");
+    assert!(
+        waits.iter().all(|w| *w < Duration::from_secs(1)),
+        "/health waited {waits:?} under the flood"
+    );
+    drop(held);
+}
+
 #[tokio::test]
 async fn a_slow_request_head_is_cut_at_the_header_timeout() {
     let tmp = tempfile::tempdir().unwrap();

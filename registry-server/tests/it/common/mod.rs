@@ -22,7 +22,7 @@ pub fn serve() -> Serve {
 
 /// A registry on a data dir; `url`, `data`, `child`, `token` and `kill`
 /// are the support crate's [`Registry`]'s, through `Deref`.
-pub struct Server(Registry);
+pub struct Server(pub Registry);
 
 impl Server {
     /// Starts `serve` on `data`; the server's log goes to this stderr.
