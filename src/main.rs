@@ -71,6 +71,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 if let Some(n) = report.hidden_note(path) {
                     note(cli.quiet, n);
                 }
+                if let Some(n) = report.version_note() {
+                    note(cli.quiet, n);
+                }
                 all.extend(report.violations);
             }
             all.sort();

@@ -23,6 +23,34 @@ fn md(dir: &Path) -> String {
     dir.join("SKILL.md").display().to_string()
 }
 
+/// A skill `validate` accepts publishes, or `validate` says why not: one
+/// without a version gets a note naming where the version goes and the
+/// `--version` flag; one with `metadata.version` gets none.
+#[test]
+fn validate_says_when_publish_would_want_a_version() {
+    let f = Fixture::new();
+    let bare = f.skill(&f.project_root(), "bare", "name: bare\ndescription: d", "");
+    let (code, out, err) = validate(&f, &[arg(&bare)]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        err.contains(&format!("{} declares no version", md(&bare))),
+        "{err}"
+    );
+    assert!(
+        err.contains("under `metadata:`") && err.contains("--version"),
+        "{err}"
+    );
+    let versioned = f.skill(
+        &f.project_root(),
+        "versioned",
+        "name: versioned\ndescription: d\nmetadata:\n  version: \"1.0.0\"",
+        "",
+    );
+    let (code, out, err) = validate(&f, &[arg(&versioned)]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!err.contains("no version"), "{err}");
+}
+
 // ------------------------------------------------------------ item 16
 
 #[test]

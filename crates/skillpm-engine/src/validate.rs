@@ -24,9 +24,25 @@ pub struct Report {
     /// collection kept entirely under `.curated/` would otherwise pass
     /// with nothing checked.
     pub hidden_skipped: Vec<String>,
+    /// The skill validated alone, if it names no version
+    /// (`metadata.version`): valid, but
+    /// `skillpm publish` refuses them unless given `--version`, which the
+    /// CLI says rather than let `validate` pass what `publish` refuses.
+    pub unversioned: Option<std::path::PathBuf>,
 }
 
 impl Report {
+    /// One line saying which skills `publish` would refuse for want of a
+    /// version, if any.
+    pub fn version_note(&self) -> Option<String> {
+        let first = self.unversioned.as_ref()?;
+        Some(format!(
+            "note: {} declares no version; to publish, add `version: \"1.0.0\"` \
+             under `metadata:` or run `skillpm publish --version 1.0.0`",
+            first.display()
+        ))
+    }
+
     /// One line naming what `--hidden` would add, if anything was skipped.
     pub fn hidden_note(&self, path: &Path) -> Option<String> {
         if self.hidden_skipped.is_empty() {
@@ -56,7 +72,7 @@ fn problem(path: &Path, message: &str) -> Report {
             severity: Severity::Error,
             message: message.to_string(),
         }],
-        hidden_skipped: Vec::new(),
+        ..Report::default()
     }
 }
 
@@ -73,6 +89,28 @@ fn is_hidden(command: &str) -> bool {
 /// Validates `path`: a `SKILL.md` file, a skill directory, or a tree of
 /// skills.
 pub fn validate_path(path: &Path, opts: Options) -> Report {
+    let mut report = validate_only(path, opts);
+    // Only a skill with no violation: one with any hears about those first.
+    report.unversioned = skill_file(path)
+        .filter(|f| !report.violations.iter().any(|v| v.file == *f))
+        .filter(|f| skillpm_core::skill::read(f).is_ok_and(|d| d.version().is_none()));
+    report
+}
+
+/// The `SKILL.md` of `path` when it names one skill (the file, or its
+/// directory): what one is about to publish. A tree of skills (a
+/// collection) is not checked for versions.
+fn skill_file(path: &Path) -> Option<std::path::PathBuf> {
+    if path.is_file() {
+        return Some(path.to_path_buf());
+    }
+    SKILL_FILES
+        .iter()
+        .map(|f| path.join(f))
+        .find(|f| f.is_file())
+}
+
+fn validate_only(path: &Path, opts: Options) -> Report {
     let Ok(meta) = std::fs::metadata(path) else {
         return problem(path, "no such file or directory");
     };
@@ -85,13 +123,13 @@ pub fn validate_path(path: &Path, opts: Options) -> Report {
         }
         return Report {
             violations: validate_skill_file(path, opts.dialect),
-            hidden_skipped: Vec::new(),
+            ..Report::default()
         };
     }
     if SKILL_FILES.iter().any(|f| path.join(f).is_file()) {
         return Report {
             violations: validate_skill_dir(path, opts.dialect),
-            hidden_skipped: Vec::new(),
+            ..Report::default()
         };
     }
     let found = scan(path, opts.hidden);
@@ -116,5 +154,6 @@ pub fn validate_path(path: &Path, opts: Options) -> Report {
             .flat_map(|f| validate_skill_dir(&f.dir, opts.dialect))
             .collect(),
         hidden_skipped,
+        ..Report::default()
     }
 }
