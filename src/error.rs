@@ -54,6 +54,12 @@ pub enum Error {
     /// `add` of skills that skills.toml has from elsewhere.
     #[error("{listing}; add --replace to take {} from the new source instead", if *.count == 1 { "it" } else { "them" })]
     WouldReplace { count: usize, listing: String },
+    /// `add --registry` with a spec that names no registry skill.
+    #[error("--registry {registry} applies to registry skills (`NAME[@REQ]`), not `{spec}`; add it without --registry")]
+    RegistryNotForSpec { registry: String, spec: String },
+    /// `add PATH` of a directory that holds no skill.
+    #[error("`{path}` is not a skill directory: {reason}")]
+    NotSkillDir { path: String, reason: &'static str },
     #[error("{} already exists", .0.display())]
     AlreadyExists(PathBuf),
     #[error("{} cannot be published: {why}", dir.display())]

@@ -109,7 +109,9 @@ fn global_opts(global: bool) -> ops::Options {
 /// Spec and argument errors exit 2, like clap's own usage errors.
 fn usage_exit(e: skillpm::error::Error) -> anyhow::Error {
     match e {
-        skillpm::error::Error::Spec(_) => Exit(2, e.to_string()).into(),
+        skillpm::error::Error::Spec(_)
+        | skillpm::error::Error::NotSkillDir { .. }
+        | skillpm::error::Error::RegistryNotForSpec { .. } => Exit(2, e.to_string()).into(),
         e => e.into(),
     }
 }
@@ -147,6 +149,7 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             all,
             strict,
             replace,
+            registry,
             flags,
         } => {
             let selection = match (all, skills.is_empty()) {
@@ -155,15 +158,15 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
                 (false, true) => ops::Selection::One,
             };
             let opts = flags.options();
-            let added = ops::add(
-                env,
-                &specs,
-                path.as_deref(),
-                &selection,
+            let registry = cli::args::registry_choice(registry.as_deref()).map_err(usage_exit)?;
+            let request = ops::AddRequest {
+                specs,
+                subpath: path,
+                selection,
                 replace,
-                &opts,
-                &reporter,
-            );
+                registry,
+            };
+            let added = ops::add(env, &request, &opts, &reporter);
             if let Some(listing) = added.as_ref().err().and_then(ops::choice_listing) {
                 listing.lines().for_each(eprint_line);
             }
@@ -243,7 +246,12 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             dir, reg, version, ..
         } => {
             let dir = dir.unwrap_or_else(|| env.cwd.clone());
-            let (url, r) = ops::publish(env, &reg.into(), &dir, version.as_ref())?;
+            let (url, r) = ops::publish(
+                env,
+                &ops::RegistryArgs::try_from(reg)?,
+                &dir,
+                version.as_ref(),
+            )?;
             note(
                 quiet,
                 format!("Published {}@{} ({}) to {url}", r.name, r.vers, r.cksum),
@@ -254,7 +262,7 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             let (name, version) = target
                 .split_once('@')
                 .ok_or_else(|| Exit(2, format!("expected NAME@VERSION, got `{target}`")))?;
-            ops::yank(env, &reg.into(), name, version, undo)?;
+            ops::yank(env, &ops::RegistryArgs::try_from(reg)?, name, version, undo)?;
             let verb = if undo { "Unyanked" } else { "Yanked" };
             note(quiet, format!("{verb} {name}@{version}"));
             None
@@ -262,14 +270,14 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
         PackageCommand::Owner { action } => {
             match action {
                 OwnerAction::List { name, reg } => {
-                    let owners = ops::owners(env, &reg.into(), &name)?;
+                    let owners = ops::owners(env, &ops::RegistryArgs::try_from(reg)?, &name)?;
                     print(&owners.iter().map(|o| format!("{o}\n")).collect::<String>())?;
                 }
                 OwnerAction::Add { name, user, reg } => {
-                    ops::add_owners(env, &reg.into(), &name, &[user])?
+                    ops::add_owners(env, &ops::RegistryArgs::try_from(reg)?, &name, &[user])?
                 }
                 OwnerAction::Remove { name, user, reg } => {
-                    ops::remove_owners(env, &reg.into(), &name, &[user])?
+                    ops::remove_owners(env, &ops::RegistryArgs::try_from(reg)?, &name, &[user])?
                 }
             }
             None
@@ -285,14 +293,17 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
                 cli::find::search(env, &query, limit as usize, json, quiet)?;
             } else {
                 print(&render::search(
-                    &ops::search(env, reg.into(), &query, limit)?,
+                    &ops::search(env, ops::RegistryArgs::try_from(reg)?, &query, limit)?,
                     quiet,
                 ))?;
             }
             None
         }
         PackageCommand::Info { name, json, reg } => {
-            print(&render::info(&ops::info(env, reg.into(), &name)?, json)?)?;
+            print(&render::info(
+                &ops::info(env, ops::RegistryArgs::try_from(reg)?, &name)?,
+                json,
+            )?)?;
             None
         }
         PackageCommand::Login { reg } => {
@@ -303,7 +314,7 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             if token.is_empty() {
                 return Err(Exit(2, "empty token".into()).into());
             }
-            let (url, path) = ops::login(env, &reg.into(), &token)?;
+            let (url, path) = ops::login(env, &ops::RegistryArgs::try_from(reg)?, &token)?;
             note(
                 quiet,
                 format!("Saved the token for {url} in {}", path.display()),

@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use skillpm::engine::prompt;
 use skillpm::ops;
+use skillpm::project::spec::RegistryChoice;
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -149,6 +150,11 @@ pub enum PackageCommand {
         /// repository, directory, registry or site) from this one instead.
         #[arg(long)]
         replace: bool,
+        /// Registry for `name[@req]` specs: a URL, or a name under [registries] in
+        /// skills.toml. Recorded in skills.toml (a new URL under [registries], named
+        /// after its host), so the skills resolve there again without the flag.
+        #[arg(long, value_name = "NAME|URL")]
+        registry: Option<String>,
         #[command(flatten)]
         flags: InstallFlags,
     },
@@ -305,21 +311,32 @@ pub enum OwnerAction {
 
 #[derive(clap::Args)]
 pub struct RegistryArgs {
-    /// Registry URL (default: SKILLPM_REGISTRY, then [registries] default in skills.toml).
-    #[arg(long)]
+    /// Registry URL, or a name under [registries] in skills.toml (default: SKILLPM_REGISTRY,
+    /// then [registries] default).
+    // A String here, parsed by `RegistryChoice` after clap: clap's own
+    // "invalid value" message would echo a URL's password.
+    #[arg(long, value_name = "NAME|URL")]
     pub registry: Option<String>,
     /// API token (default: SKILLPM_TOKEN, then the one saved by `skillpm login`).
     #[arg(long)]
     pub token: Option<String>,
 }
 
-impl From<RegistryArgs> for ops::RegistryArgs {
-    fn from(a: RegistryArgs) -> Self {
-        ops::RegistryArgs {
-            registry: a.registry,
+impl TryFrom<RegistryArgs> for ops::RegistryArgs {
+    type Error = skillpm::error::Error;
+    fn try_from(a: RegistryArgs) -> Result<Self, Self::Error> {
+        Ok(ops::RegistryArgs {
+            registry: registry_choice(a.registry.as_deref())?,
             token: a.token,
-        }
+        })
     }
+}
+
+/// `--registry` as a URL or a registry name; an empty value is no choice.
+pub fn registry_choice(s: Option<&str>) -> Result<Option<RegistryChoice>, skillpm::error::Error> {
+    Ok(s.filter(|s| !s.is_empty())
+        .map(RegistryChoice::parse)
+        .transpose()?)
 }
 
 #[derive(Subcommand)]

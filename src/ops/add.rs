@@ -10,17 +10,19 @@ use super::sync::Run;
 use super::{Options, Summary};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::project::manifest::{Dependency, Manifest, ManifestEditor};
-use crate::project::spec::{self, Spec};
-use crate::project::{Project, ProjectError};
+use crate::project::manifest::{Dependency, Manifest, ManifestEditor, DEFAULT_REGISTRY};
+use crate::project::spec::{self, RegistryChoice, Spec};
+use crate::project::{Project, ProjectError, RegistryFrom};
 use crate::report::Reporter;
 use crate::resolve::Refresh;
 use crate::source::git::FoundSkill;
+use crate::source::registry::credentials;
 use crate::source::wellknown::WellKnownError;
 use crate::source::{Request, SourceError};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use semver::VersionReq;
 use skillpm_core::name::SkillName;
+use skillpm_core::skill;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -41,21 +43,50 @@ pub enum Selection {
     All { strict: bool },
 }
 
+/// What `add` was asked for, beyond the flags shared by the commands
+/// that install.
+#[derive(Debug, Clone, Default)]
+pub struct AddRequest {
+    /// The specs as typed.
+    pub specs: Vec<String>,
+    /// `--path`: the skill's directory inside a git repository.
+    pub subpath: Option<String>,
+    pub selection: Selection,
+    /// `--replace`: take skills skills.toml has from elsewhere from here.
+    pub replace: bool,
+    /// `--registry`: where registry specs resolve, recorded in skills.toml.
+    pub registry: Option<RegistryChoice>,
+}
+
 pub fn add(
     env: &Environment,
-    specs: &[String],
-    subpath: Option<&str>,
-    selection: &Selection,
-    replace: bool,
+    request: &AddRequest,
     opts: &Options,
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
-    let parsed: Vec<Spec> = specs
+    let selection = &request.selection;
+    let subpath = request.subpath.as_deref();
+    let parsed: Vec<Spec> = request
+        .specs
         .iter()
         .map(|s| Spec::parse(s))
         .collect::<Result<_, _>>()?;
     if let Some(p) = subpath {
         spec::check_subpath(p)?;
+    }
+    for s in &parsed {
+        if let Spec::Path { path } = s {
+            check_skill_dir(&env.cwd, path)?;
+        }
+    }
+    if let (Some(choice), Some(other)) = (
+        &request.registry,
+        parsed.iter().find(|s| !matches!(s, Spec::Registry { .. })),
+    ) {
+        return Err(Error::RegistryNotForSpec {
+            registry: choice.to_string(),
+            spec: other.to_string(),
+        });
     }
     let project = Project::locate(env, opts.global)?;
     let run = Run::new(&project, opts)?;
@@ -66,11 +97,15 @@ pub fn add(
         r => r?,
     };
     let mut editor = ManifestEditor::parse(&text, &project.manifest_path)?;
-    let github_base = match text.is_empty() {
-        true => None,
-        false => Manifest::parse(&text, &project.manifest_path)?.github_base,
+    let current = match text.is_empty() {
+        true => Manifest::default(),
+        false => Manifest::parse(&text, &project.manifest_path)?,
     };
-    let github_base = github_base.as_deref().unwrap_or(spec::DEFAULT_GITHUB_BASE);
+    let github_base = current
+        .github_base
+        .as_deref()
+        .unwrap_or(spec::DEFAULT_GITHUB_BASE);
+    let registry_for = RegistryChoiceFor::decide(request.registry.as_ref(), &current, &project)?;
     let mut deps: Vec<(Option<SkillName>, Dependency)> = Vec::new();
     let mut chose = false;
     for spec in parsed {
@@ -84,22 +119,27 @@ pub fn add(
                 chose = true;
                 deps.extend(chosen)
             }
-            None => deps.push(dependency(env, &project, spec, sub)),
+            None => deps.push(dependency(env, &project, spec, sub, &registry_for.key)?),
         }
     }
     if !chose && *selection != Selection::One {
         return Err(Error::NothingToChoose);
     }
     let names = run.rt.block_on(names_of(&run, &deps, reporter))?;
-    let before = match text.is_empty() {
-        true => Default::default(),
-        false => Manifest::parse(&text, &project.manifest_path)?.skills,
-    };
-    if !replace {
+    let before = current.skills;
+    if !request.replace {
         refuse_replacing(&before, &names, &deps)?;
     }
     for (name, (_, dep)) in names.iter().zip(&deps) {
         editor.set_dependency(name, dep);
+    }
+    // The registry this add resolved against goes into skills.toml with
+    // the entries, so a clone of the project resolves them there again.
+    let on_default = |d: &Dependency| matches!(d, Dependency::Registry { registry: None, .. });
+    if let Some((name, url)) = &registry_for.record {
+        if name != DEFAULT_REGISTRY || deps.iter().any(|(_, d)| on_default(d)) {
+            editor.set_registry(name, url);
+        }
     }
     let new_text = editor.to_string();
     let manifest = Manifest::parse(&new_text, &project.manifest_path)?;
@@ -186,19 +226,133 @@ fn caret(v: &semver::Version) -> VersionReq {
     VersionReq::parse(&format!("^{v}")).unwrap_or(VersionReq::STAR)
 }
 
+/// Which registry `add` writes on its registry entries, and the
+/// `[registries]` entry it adds to skills.toml for that, if any.
+#[derive(Debug, Default)]
+struct RegistryChoiceFor {
+    /// The entries' `registry` key; `None` is the default registry.
+    key: Option<String>,
+    /// `[registries] NAME = URL` to write with the entries.
+    record: Option<(String, String)>,
+}
+
+impl RegistryChoiceFor {
+    /// `--registry NAME` must be listed under `[registries]` (or be
+    /// `default`), as cargo's `--registry` must be configured. A
+    /// `--registry URL` is recorded by the name it is listed under, else
+    /// under a name made from its host, so the entry keeps naming it as
+    /// cargo's `registry = "NAME"` does. Without the flag, a default
+    /// registry known only from `SKILLPM_REGISTRY` becomes
+    /// `[registries] default`, so a teammate without the variable
+    /// resolves against the same registry.
+    fn decide(
+        choice: Option<&RegistryChoice>,
+        manifest: &Manifest,
+        project: &Project,
+    ) -> Result<RegistryChoiceFor> {
+        let named = |name: &str| match name {
+            DEFAULT_REGISTRY => None,
+            n => Some(n.to_string()),
+        };
+        match choice {
+            None => {
+                // A malformed SKILLPM_REGISTRY is reported by the
+                // resolution that needs it, not by an add of a git skill.
+                let record = match project.default_registry(manifest) {
+                    Ok((url, RegistryFrom::Environment))
+                        if !manifest.registries.contains_key(DEFAULT_REGISTRY) =>
+                    {
+                        Some((DEFAULT_REGISTRY.to_string(), url))
+                    }
+                    _ => None,
+                };
+                Ok(RegistryChoiceFor { key: None, record })
+            }
+            Some(RegistryChoice::Name(n)) => {
+                if n != DEFAULT_REGISTRY && !manifest.registries.contains_key(n) {
+                    return Err(ProjectError::UnknownRegistry(n.clone()).into());
+                }
+                Ok(RegistryChoiceFor {
+                    key: named(n),
+                    record: None,
+                })
+            }
+            Some(RegistryChoice::Url(url)) => {
+                let want = credentials::registry_key(url);
+                let listed = manifest
+                    .registries
+                    .iter()
+                    .find(|(_, u)| credentials::registry_key(u) == want);
+                if let Some((name, _)) = listed {
+                    return Ok(RegistryChoiceFor {
+                        key: named(name),
+                        record: None,
+                    });
+                }
+                let name = name_for_url(url, manifest);
+                Ok(RegistryChoiceFor {
+                    key: Some(name.clone()),
+                    record: Some((name, url.clone())),
+                })
+            }
+        }
+    }
+}
+
+/// A `[registries]` name for `url`: its host with `-` for `.` and `:`,
+/// then its port if it has one (`skills.acme.internal`,
+/// `127-0-0-1-7878`), with `-2`, `-3`, ... when the name is taken by
+/// another URL. Never `default`: that would make every plain entry
+/// resolve there.
+fn name_for_url(url: &str, manifest: &Manifest) -> String {
+    let parsed = url::Url::parse(url).ok();
+    let host = parsed
+        .as_ref()
+        .and_then(|u| u.host_str())
+        .unwrap_or("registry");
+    let mut base: String = host
+        .trim_matches(['[', ']'])
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' => c.to_ascii_lowercase(),
+            _ => '-',
+        })
+        .collect::<String>()
+        .trim_matches('-')
+        .to_string();
+    if base.is_empty() {
+        base = "registry".into();
+    }
+    if let Some(port) = parsed.as_ref().and_then(url::Url::port) {
+        base.push_str(&format!("-{port}"));
+    }
+    let taken = |n: &str| n == DEFAULT_REGISTRY || manifest.registries.contains_key(n);
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken(&name) {
+        name = format!("{base}-{n}");
+        n += 1;
+    }
+    name
+}
+
 /// The manifest entry a spec asks for, and its name if the spec says it.
+/// A registry spec takes `registry`, the registry `add` chose for it.
 fn dependency(
     env: &Environment,
     project: &Project,
     spec: Spec,
     subpath: Option<&str>,
-) -> (Option<SkillName>, Dependency) {
-    match spec {
-        Spec::Registry {
-            name,
-            req,
-            registry,
-        } => (Some(name), Dependency::Registry { req, registry }),
+    registry: &Option<String>,
+) -> Result<(Option<SkillName>, Dependency)> {
+    Ok(match spec {
+        Spec::Registry { name, req, .. } => (
+            Some(name),
+            Dependency::Registry {
+                req,
+                registry: registry.clone(),
+            },
+        ),
         Spec::Git { url, reference } => (
             None,
             Dependency::Git {
@@ -216,7 +370,27 @@ fn dependency(
         // Expanded and listed before this point; kept total for safety.
         Spec::WellKnown { url } => (None, Dependency::WellKnown { index: url }),
         Spec::GitHub { .. } => unreachable!("shorthands are expanded first"),
-    }
+    })
+}
+
+/// Refuses a path spec that is no skill directory, naming the path as
+/// typed: once made relative to the project it reads as a path the user
+/// never wrote (`/etc` as `../../../../etc`).
+fn check_skill_dir(cwd: &Path, typed: &str) -> Result<()> {
+    let dir = cwd.join(typed);
+    let reason = if !dir.exists() {
+        "it does not exist"
+    } else if !dir.is_dir() {
+        "it is not a directory"
+    } else if skill::find_skill_file(&dir).is_none() {
+        "no SKILL.md"
+    } else {
+        return Ok(());
+    };
+    Err(Error::NotSkillDir {
+        path: typed.to_string(),
+        reason,
+    })
 }
 
 /// `owner/repo[/path][@ref]` as the git spec it stands for, and the
@@ -598,6 +772,26 @@ mod tests {
             dir: dir.to_string(),
             description: String::new(),
         }
+    }
+
+    /// A recorded URL is named after its host and port; a name taken by
+    /// another URL, or `default`, gets a number instead.
+    #[test]
+    fn registry_names_come_from_host_and_port() {
+        let mut m = Manifest::default();
+        assert_eq!(
+            name_for_url("https://Skills.Acme.internal/api", &m),
+            "skills-acme-internal"
+        );
+        assert_eq!(name_for_url("http://127.0.0.1:7878", &m), "127-0-0-1-7878");
+        assert_eq!(name_for_url("http://[::1]:8080", &m), "1-8080");
+        assert_eq!(name_for_url("http://default", &m), "default-2");
+        m.registries
+            .insert("skills-acme-internal".into(), "https://x".into());
+        assert_eq!(
+            name_for_url("https://skills.acme.internal/other", &m),
+            "skills-acme-internal-2"
+        );
     }
 
     /// Two skills that would share a manifest key are refused, naming

@@ -11,7 +11,7 @@ mod remove;
 mod sync;
 mod verify;
 
-pub use add::{add, choice_listing, Selection};
+pub use add::{add, choice_listing, AddRequest, Selection};
 pub use import::{folder_hash, import, Imported, VERCEL_LOCK};
 pub use init::{init, Initialized};
 pub use query::{annotate_installed, info, list, outdated, search, ListRow, OutdatedRow};

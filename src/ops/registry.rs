@@ -4,8 +4,9 @@
 use super::runtime;
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::project::manifest::Manifest;
-use crate::project::{spec, Project, RegistryFrom};
+use crate::project::manifest::{Manifest, DEFAULT_REGISTRY};
+use crate::project::spec::RegistryChoice;
+use crate::project::{Project, RegistryFrom};
 use crate::source::registry::client::RegistryClient;
 use crate::source::registry::credentials;
 use skillpm_core::archive;
@@ -16,19 +17,20 @@ use std::path::{Path, PathBuf};
 /// the user gave them on the command line (either may be absent).
 #[derive(Debug, Clone, Default)]
 pub struct RegistryArgs {
-    pub registry: Option<String>,
+    pub registry: Option<RegistryChoice>,
     pub token: Option<String>,
 }
 
 impl RegistryArgs {
     /// `--registry`, else `SKILLPM_REGISTRY`, else `[registries] default`,
     /// with who named it (which decides whether `SKILLPM_TOKEN` may go
-    /// there). `--registry` is checked like every other registry URL, so
-    /// one carrying credentials is refused before it is saved or shown.
+    /// there). A `--registry` URL was checked where it was parsed, like
+    /// every other registry URL. A `--registry` name is looked up under
+    /// `[registries]`; its URL was written by whoever wrote skills.toml,
+    /// so it counts as named by the manifest, not by the user.
     pub fn url(&self, env: &Environment) -> Result<(String, RegistryFrom)> {
-        if let Some(u) = self.registry.as_deref().filter(|u| !u.is_empty()) {
-            spec::check_registry_url(u)?;
-            return Ok((u.trim_end_matches('/').to_string(), RegistryFrom::Flag));
+        if let Some(RegistryChoice::Url(u)) = &self.registry {
+            return Ok((u.clone(), RegistryFrom::Flag));
         }
         let project = Project::locate(env, false)?;
         let manifest = if project.manifest_path.is_file() {
@@ -36,7 +38,13 @@ impl RegistryArgs {
         } else {
             Manifest::default()
         };
-        Ok(project.default_registry(&manifest)?)
+        match &self.registry {
+            Some(RegistryChoice::Name(n)) if n != DEFAULT_REGISTRY => {
+                let url = project.registry_url(&manifest, Some(n))?;
+                Ok((url, RegistryFrom::Manifest))
+            }
+            _ => Ok(project.default_registry(&manifest)?),
+        }
     }
 
     /// A client for the registry, with the token if one applies to it (see

@@ -222,11 +222,7 @@ impl Manifest {
                 let Some((k, v)) = table.get_key_value(name) else {
                     continue;
                 };
-                if name.is_empty()
-                    || !name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-                {
+                if !spec::is_registry_name(name) {
                     return Err(cx.at(k, v, ManifestErrorKind::BadRegistryName(name.into())));
                 }
                 let url = v.as_str().ok_or_else(|| {
@@ -576,6 +572,18 @@ impl ManifestEditor {
             None => {
                 skills.insert(name.as_str(), Item::Value(value));
             }
+        }
+    }
+
+    /// Sets `[registries] name = url`, creating the table when missing;
+    /// the rest of the file, comments included, is kept as written.
+    pub fn set_registry(&mut self, name: &str, url: &str) {
+        let root = self.doc.as_table_mut();
+        if !root.get("registries").is_some_and(Item::is_table_like) {
+            root.insert("registries", Item::Table(toml_edit::Table::new()));
+        }
+        if let Some(t) = root.get_mut("registries").and_then(Item::as_table_like_mut) {
+            t.insert(name, toml_edit::value(url));
         }
     }
 

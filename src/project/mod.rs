@@ -241,12 +241,15 @@ impl Project {
         name: Option<&str>,
     ) -> Result<String, ProjectError> {
         let url = match name {
-            Some(n) => manifest
+            // `registry = "default"` is the default registry, whoever
+            // names it (SKILLPM_REGISTRY, else `[registries] default`),
+            // as an entry without `registry` is.
+            Some(n) if n != manifest::DEFAULT_REGISTRY => manifest
                 .registries
                 .get(n)
                 .cloned()
                 .ok_or_else(|| ProjectError::UnknownRegistry(n.to_string()))?,
-            None => self.default_registry(manifest)?.0,
+            _ => self.default_registry(manifest)?.0,
         };
         Ok(url.trim_end_matches('/').to_string())
     }

@@ -97,6 +97,12 @@ pub enum SpecError {
     BadWellKnownUrl { url: String, reason: String },
     #[error("invalid GitHub shorthand `{}`: {reason}; write `owner/repo[/path][@ref]`", show(.input))]
     BadShorthand { input: String, reason: &'static str },
+    #[error("`{}` has no name before `@`; write `NAME@REQ`, like `code-review@^1`", show(.input))]
+    NoNameBeforeAt { input: String },
+    #[error("`{}` has no version requirement after `@`; write `NAME@REQ`, like `code-review@^1`, or leave out `@`", show(.input))]
+    NoReqAfterAt { input: String },
+    #[error("invalid registry name `{}`; use letters, digits, '-' and '_', or give a URL (`https://host`)", show(.0))]
+    BadRegistryName(String),
 }
 
 /// A parsed install spec.
@@ -345,6 +351,54 @@ pub fn check_registry_url(s: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// Whether `name` is a valid key under `[registries]`: letters, digits,
+/// `-` and `_`. Shared by the manifest and `--registry NAME`.
+pub fn is_registry_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// A registry as typed after `--registry`: a URL, or the name of an entry
+/// under `[registries]` in skills.toml, as cargo's `--registry NAME`. Told
+/// apart by `://`, which no registry name can contain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryChoice {
+    /// A checked base URL ([`check_registry_url`]), without trailing `/`.
+    Url(String),
+    /// A valid registry name ([`is_registry_name`]), not yet looked up.
+    Name(String),
+}
+
+impl RegistryChoice {
+    pub fn parse(s: &str) -> Result<RegistryChoice, SpecError> {
+        if s.contains("://") {
+            check_registry_url(s)?;
+            return Ok(RegistryChoice::Url(s.trim_end_matches('/').to_string()));
+        }
+        if !is_registry_name(s) {
+            return Err(SpecError::BadRegistryName(s.to_string()));
+        }
+        Ok(RegistryChoice::Name(s.to_string()))
+    }
+}
+
+impl std::str::FromStr for RegistryChoice {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RegistryChoice::parse(s)
+    }
+}
+
+impl fmt::Display for RegistryChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryChoice::Url(u) | RegistryChoice::Name(u) => f.write_str(u),
+        }
+    }
+}
+
 impl Spec {
     /// Parses a user-typed spec; see the module docs for the grammar.
     pub fn parse(s: &str) -> Result<Spec, SpecError> {
@@ -401,7 +455,19 @@ impl Spec {
                 reference,
             });
         }
+        // `@` separates a name from its requirement; either side missing
+        // is named as such, not reported as a bad name or requirement.
         let (name, req) = match s.split_once('@') {
+            Some(("", _)) => {
+                return Err(SpecError::NoNameBeforeAt {
+                    input: s.to_string(),
+                })
+            }
+            Some((_, "")) => {
+                return Err(SpecError::NoReqAfterAt {
+                    input: s.to_string(),
+                })
+            }
             Some((n, r)) => (n, parse_version_req(r)?),
             None => (s, VersionReq::STAR),
         };

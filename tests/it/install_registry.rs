@@ -225,8 +225,9 @@ fn frozen_never_uses_the_network() {
     f.ok(&["-C", fresh.to_str().unwrap(), "install", "--frozen"]);
     assert!(fresh.join(".agents/skills/offline/SKILL.md").is_file());
     // A dependency the lock lacks needs the network: refused.
-    let mut m = read(fresh.join("skills.toml"));
-    m.push_str("other = \"^1\"\n");
+    // Under `[skills]`: `add` put `[registries]` after it.
+    let m = read(fresh.join("skills.toml")).replacen("[skills]\n", "[skills]\nother = \"^1\"\n", 1);
+    assert!(m.contains("other = \"^1\""), "{m}");
     std::fs::write(fresh.join("skills.toml"), m).unwrap();
     let out = f.skillpm(&["-C", fresh.to_str().unwrap(), "install", "--frozen"]);
     assert_eq!(out.status.code(), Some(1));

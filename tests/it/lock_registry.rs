@@ -31,14 +31,23 @@ fn a_lock_made_with_only_skillpm_registry_installs_without_it() {
         .push(("SKILLPM_REGISTRY".into(), reg.url.clone()));
     dev.ok(&["init"]);
     dev.ok(&["add", "code-review@^1"]);
+    // `add` records the registry as `[registries] default`
+    // (add_registry.rs); the lock must serve a skills.toml without it too:
+    // one written by hand, or before `add` recorded it.
     let manifest = std::fs::read_to_string(dev.project.join("skills.toml")).unwrap();
-    assert!(!manifest.contains(&reg.url), "{manifest}");
+    let recorded = format!("\n[registries]\ndefault = \"{}\"\n", reg.url);
+    assert!(manifest.contains(&recorded), "{manifest}");
+    let without = manifest.replace(&recorded, "\n");
+    assert!(!without.contains(&reg.url), "{without}");
 
     // CI: the checked-in files, no variable, an empty cache.
     let ci = Fixture::new();
-    for file in ["skills.toml", "skills.lock"] {
-        std::fs::copy(dev.project.join(file), ci.project.join(file)).unwrap();
-    }
+    std::fs::write(ci.project.join("skills.toml"), without).unwrap();
+    std::fs::copy(
+        dev.project.join("skills.lock"),
+        ci.project.join("skills.lock"),
+    )
+    .unwrap();
     ci.ok(&["install", "--locked"]);
     let body = std::fs::read_to_string(ci.project_root().join("code-review/SKILL.md")).unwrap();
     assert!(body.contains("code-review 1.0.0"), "{body}");

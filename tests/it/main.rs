@@ -7,6 +7,7 @@ mod common;
 mod mock;
 
 mod add_many;
+mod add_registry;
 mod agents;
 mod converge;
 mod engine_cli;

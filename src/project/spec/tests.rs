@@ -132,8 +132,12 @@ fn parses_registry_specs() {
     ));
     assert!(matches!(
         Spec::parse("code@"),
-        Err(SpecError::BadVersionReq { .. })
+        Err(SpecError::NoReqAfterAt { .. })
     ));
+    assert_eq!(
+        Spec::parse("@pdf").unwrap_err().to_string(),
+        "`@pdf` has no name before `@`; write `NAME@REQ`, like `code-review@^1`"
+    );
     assert!(matches!(
         Spec::parse("code@x.y"),
         Err(SpecError::BadVersionReq { .. })
@@ -426,4 +430,21 @@ fn parses_github_shorthand() {
         Spec::parse("code-review"),
         Ok(Spec::Registry { .. })
     ));
+}
+
+/// `--registry` takes a checked URL or a registry name, told apart by
+/// `://`; anything else is refused before it is looked up.
+#[test]
+fn parses_registry_choices() {
+    assert_eq!(
+        RegistryChoice::parse("https://skills.acme.internal/").unwrap(),
+        RegistryChoice::Url("https://skills.acme.internal".into())
+    );
+    assert_eq!(
+        RegistryChoice::parse("acme_2").unwrap(),
+        RegistryChoice::Name("acme_2".into())
+    );
+    for bad in ["", "acme.internal", "ftp://h", "https://u:p@h", "a b"] {
+        assert!(RegistryChoice::parse(bad).is_err(), "{bad}");
+    }
 }
