@@ -83,8 +83,13 @@ fn locked_says_not_in_the_lock_before_the_network() {
     w.f.ok(&["init"]);
     w.f.ok(&["add", "lint@^1"]);
     w.reg.kill();
-    let mut m = read(w.f.project.join("skills.toml"));
-    m.push_str("other = \"^1\"\n");
+    // Under `[skills]`: `add` put `[registries]` after it.
+    let m = read(w.f.project.join("skills.toml")).replacen(
+        "[skills]\n",
+        "[skills]\nother = \"^1\"\n",
+        1,
+    );
+    assert!(m.contains("other = \"^1\""), "{m}");
     std::fs::write(w.f.project.join("skills.toml"), m).unwrap();
     for flag in ["--locked", "--frozen"] {
         let out = w.f.skillpm(&["install", flag]);
