@@ -87,8 +87,11 @@ fn refused_by_client(evil: Vec<u8>, mention: &[&str]) -> String {
     mention.push("evil");
     let err = run_refused(f, &["add", "evil@1"], &mention);
     let manifest = f.project.join("skills.toml");
-    let mut text = std::fs::read_to_string(&manifest).expect("manifest");
-    text.push_str("evil = \"^1\"\n");
+    // Under `[skills]`: `add` put `[registries]` after it.
+    let text = std::fs::read_to_string(&manifest)
+        .expect("manifest")
+        .replacen("[skills]\n", "[skills]\nevil = \"^1\"\n", 1);
+    assert!(text.contains("evil = \"^1\""), "{text}");
     std::fs::write(&manifest, text).expect("write manifest");
     run_refused(f, &["install"], &mention);
     // The good skill is still intact and verifies.
