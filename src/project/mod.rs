@@ -168,15 +168,15 @@ impl Project {
     /// `.agents -> ~/.claude` must not redirect the writes), and it is not
     /// inside `.git`.
     pub fn targets(&self, manifest: &Manifest) -> Result<Vec<WriteDir>, ProjectError> {
-        if self.global {
-            let home = self.home.as_ref().ok_or(ProjectError::NoHome)?;
-            return Ok(vec![WriteDir::chosen_by_user(home.join(DEFAULT_TARGET))]);
-        }
         let list = manifest
             .install_targets
             .clone()
             .unwrap_or_else(|| vec![DEFAULT_TARGET.to_string()]);
         let mut out: Vec<WriteDir> = Vec::new();
+        let base = match self.global {
+            true => self.home.as_ref().ok_or(ProjectError::NoHome)?,
+            false => &self.dir,
+        };
         for t in &list {
             let dir = self.target(t)?;
             if !out.contains(&dir) {
@@ -186,7 +186,7 @@ impl Project {
         // The shared directory, when targeted, holds the trees: it is the
         // one most agents read, so the others link to it (as vercel's
         // `skills` lays out a project too).
-        let shared = self.dir.join(agents::SHARED);
+        let shared = base.join(agents::SHARED);
         if let Some(i) = out.iter().position(|d| d.path() == shared) {
             out[..=i].rotate_right(1);
         }
@@ -199,6 +199,9 @@ impl Project {
             reason,
         };
         let dir = match agents::find(target) {
+            Some(agent) if self.global => agent.user_install().ok_or_else(|| {
+                bad("has no skills directory under the home directory that skillpm can install into")
+            })?,
             Some(agent) => agent.install,
             // A bare word that is no agent is almost always a misspelt
             // agent; a directory of that name is written `./name`.
@@ -224,6 +227,13 @@ impl Project {
         }
         if normal == 0 {
             return Err(bad("is the project directory itself"));
+        }
+        // The user's own manifest names directories of their home, which
+        // may well be links (dotfiles): taken as the user wrote them.
+        if self.global {
+            let home = self.home.as_ref().ok_or(ProjectError::NoHome)?;
+            let normal: PathBuf = rel.components().collect();
+            return Ok(WriteDir::chosen_by_user(home.join(normal)));
         }
         // Normal components only, so `./.agents/skills` and
         // `.agents/skills` are the same root.

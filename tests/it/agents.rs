@@ -168,6 +168,51 @@ fn a_tree_linked_into_several_roots_is_one_skill_in_status() {
     assert!(shown.contains("Shadowed (1)"), "{shown}");
 }
 
+/// `--global` with agent names in the user manifest's targets installs
+/// into each agent's own directory under the home: one tree in the
+/// shared `~/.agents/skills`, a link in `~/.claude/skills` for Claude
+/// Code, and for an agent that does not read the shared directory there
+/// (Amp) a link in the user root it reads; `remove --global` takes them
+/// all.
+#[test]
+fn global_installs_go_to_each_named_agents_user_directory() {
+    let f = Fixture::new();
+    f.write(
+        &f.config,
+        "skillpm/skills.toml",
+        "[skills]\n\n[install]\ntargets = [\"claude-code\", \"codex\", \"amp\"]\n",
+    );
+    let src = f.root().join("global-src");
+    f.skill(&src, "gskill", "name: gskill\ndescription: d", "body\n");
+    let global = |args: &[&str]| {
+        let out = f
+            .command(env!("CARGO_BIN_EXE_skillpm"))
+            .current_dir(&src)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    global(&["add", "--global", "./gskill"]);
+    let tree = f.home.join(".agents/skills/gskill");
+    assert!(tree.join("SKILL.md").is_file() && !is_symlink(&tree));
+    for (root, up) in [
+        (".claude/skills", "../.."),
+        (".config/agents/skills", "../../.."),
+    ] {
+        let link = f.home.join(root).join("gskill");
+        assert!(is_symlink(&link), "{root}");
+        assert_eq!(link_text(&link), format!("{up}/.agents/skills/gskill"));
+        assert!(link.join("SKILL.md").is_file(), "{root}");
+    }
+    assert!(!f.project.join(".claude").exists());
+    global(&["remove", "--global", "gskill"]);
+    for root in [".agents/skills", ".claude/skills", ".config/agents/skills"] {
+        let gone = f.home.join(root).join("gskill");
+        assert!(std::fs::symlink_metadata(&gone).is_err(), "{root}");
+    }
+}
+
 #[test]
 fn copy_mode_copies_into_each_target_and_verifies_each() {
     let f = project(r#"["codex", "claude-code"]"#, "link = \"copy\"\n");

@@ -320,6 +320,25 @@ pub const AGENTS: &[Agent] = &[
 ];
 
 /// The agent named `id`.
+impl Agent {
+    /// Where skillpm installs for this agent with `--global`, relative to
+    /// the home directory: its project install directory when the agent
+    /// reads that directory under the home too (the shared
+    /// `~/.agents/skills` for most), else the user root it reads with the
+    /// highest precedence.
+    pub fn user_install(&self) -> Option<&'static str> {
+        let user_roots = || {
+            self.roots
+                .iter()
+                .filter(|r| r.scope == Scope::User && r.under == Under::Base)
+        };
+        if user_roots().any(|r| r.path == self.install) {
+            return Some(self.install);
+        }
+        user_roots().last().map(|r| r.path)
+    }
+}
+
 pub fn find(id: &str) -> Option<&'static Agent> {
     AGENTS.iter().find(|a| a.id == id)
 }
