@@ -335,7 +335,7 @@ impl Agent {
         if user_roots().any(|r| r.path == self.install) {
             return Some(self.install);
         }
-        user_roots().last().map(|r| r.path)
+        user_roots().next_back().map(|r| r.path)
     }
 }
 
