@@ -4,7 +4,6 @@
 
 use super::export;
 use super::pack::{packed_with, shown, Packed};
-use super::SourceError;
 use crate::project::spec::GitUrl;
 use skillpm_core::archive::Limits;
 use skillpm_core::name::SkillName;
@@ -22,9 +21,8 @@ pub struct FoundSkill {
     /// The package name: frontmatter `name`, else the directory name.
     pub name: String,
     pub description: String,
-    /// Why it cannot be installed (its `SKILL.md` does not parse, its name
-    /// is not one the spec allows, its tree cannot be packed); `None` for
-    /// a skill that can.
+    /// Why it cannot be installed (its `SKILL.md` does not parse, or its
+    /// name is not one the spec allows); `None` for a skill that can.
     pub problem: Option<String>,
 }
 
@@ -144,21 +142,14 @@ pub(super) fn found_packed(
         let entries = export::tree(shared, url, sub, limits).ok()?;
         let tree_id = shared.tree_id(url, sub).ok()?.to_string();
         let doc = crate::source::verify::entries_doc(&entries);
-        let found = found(dir.clone(), doc.as_ref().and_then(|d| d.as_ref().ok()));
-        match packed_with(entries, doc, &shown(url, commit, sub), tree_id) {
-            Ok(packed) => Some((found, Some(packed))),
-            Err(e) => {
-                let problem = match e {
-                    SourceError::BadSkill { message, .. } => message,
-                    e => e.to_string(),
-                };
-                let found = FoundSkill {
-                    problem: Some(problem),
-                    ..found
-                };
-                Some((found, None))
-            }
+        let mut found = found(dir.clone(), doc.as_ref().and_then(|d| d.as_ref().ok()));
+        if let Some(Err(e)) = &doc {
+            found.problem = Some(format!("SKILL.md: {}", e.detail()));
         }
+        // A skill that cannot be packed here (its name comes from its
+        // directory) is packed when resolved, which says why if it fails.
+        let packed = packed_with(entries, doc, &shown(url, commit, sub), tree_id);
+        Some((found, packed.ok()))
     });
     let mut done: Vec<(FoundSkill, Option<Packed>)> = done.into_iter().collect::<Option<_>>()?;
     done.sort_by(|a, b| found_order(&a.0, &b.0));
