@@ -8,7 +8,8 @@
 //! The drivers in tests/mcp/ only talk to the server and report what they
 //! saw as JSON; every assertion is here, against `status --json` and the
 //! bytes on disk. The official inspector's CLI checks SEP-2640 conformance
-//! and digests on its own. The tests skip when the clients are not installed,
+//! and digests on its own, and so does the TypeScript SDK's `SkillsClient`
+//! (`@modelcontextprotocol/client` 2.4.0). The tests skip when the clients are not installed,
 //! unless SKILLPM_REQUIRE_MCP_CLIENTS=1 (CI). Install them with
 //! `python3 -m pip install 'fastmcp-slim[client]==4.1.6' mcp==2.3.0`;
 //! SKILLPM_MCP_PYTHON names another interpreter (a venv) if needed.
@@ -1435,4 +1436,88 @@ fn an_http_session_delete_is_answered_200() {
     assert_eq!(status, 200);
     let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
     assert_eq!(raw_request(&server.url, "POST", id.as_deref(), ping).0, 404);
+}
+
+/// The TypeScript SDK's client (`@modelcontextprotocol/client` 2.4.0, its
+/// `SkillsClient` from `/ext/skills`). Installed with
+/// `npm install --prefix target/mcp-ts-client @modelcontextprotocol/client@2.4.0`,
+/// or named by SKILLPM_MCP_TS_CLIENT (a `node_modules` directory); required
+/// when SKILLPM_REQUIRE_MCP_TS_CLIENT=1.
+fn ts_client() -> Option<(PathBuf, PathBuf)> {
+    let modules = std::env::var_os("SKILLPM_MCP_TS_CLIENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-ts-client/node_modules")
+        });
+    let node = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("node"))
+            .find(|n| n.is_file())
+    });
+    let why = match node {
+        Some(node) if modules.join("@modelcontextprotocol/client").is_dir() => {
+            return Some((node, modules))
+        }
+        Some(_) => format!(
+            "{} has no @modelcontextprotocol/client (npm install --prefix target/mcp-ts-client @modelcontextprotocol/client@2.4.0)",
+            modules.display()
+        ),
+        None => "node is not on PATH".to_string(),
+    };
+    assert!(
+        std::env::var_os("SKILLPM_REQUIRE_MCP_TS_CLIENT").is_none(),
+        "SKILLPM_REQUIRE_MCP_TS_CLIENT is set but {why}"
+    );
+    eprintln!("skipping the TypeScript SDK test: {why}");
+    None
+}
+
+/// `SkillsClient` lists every skill and reads every file of each manifest,
+/// checking each file's size and digest (and SKILL.md's frontmatter
+/// against the entry's) itself; none may fail.
+#[test]
+fn the_typescript_sdks_skills_client_verifies_every_listed_file() {
+    let Some((node, modules)) = ts_client() else {
+        return;
+    };
+    let tree = Tree::new();
+    let listed = tree.listed_uris();
+    let out = Command::new(node)
+        .env_clear()
+        .envs(tree.env())
+        .current_dir(&tree.f.project)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/skills_client.mjs"))
+        .arg(&modules)
+        .args([env!("CARGO_BIN_EXE_skillpm"), "mcp"])
+        .output()
+        .expect("run node");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "no report ({e}): {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(report["errors"], json!([]), "{report}");
+    assert_eq!(report["supported"], true, "{report}");
+    assert_eq!(report["invalid"], 0, "{report}");
+    let skills = report["skills"].as_object().expect("skills");
+    let got: BTreeSet<String> = skills.keys().cloned().collect();
+    assert_eq!(got, listed);
+    let mut read = BTreeSet::new();
+    for files in skills.values() {
+        for (uri, f) in files.as_object().expect("files") {
+            assert_eq!(f["verified"], true, "{uri}: {f}");
+            read.insert(uri.clone());
+        }
+    }
+    for uri in tree.expected_files().keys() {
+        let listed_skill = listed
+            .iter()
+            .any(|s| uri.starts_with(s.trim_end_matches("SKILL.md")));
+        assert!(
+            !listed_skill || read.contains(uri),
+            "{uri} not read: {read:?}"
+        );
+    }
 }
