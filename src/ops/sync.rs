@@ -1,15 +1,15 @@
 //! `install` and `update`, and the pipeline every command that changes
 //! disk goes through: resolve (lock first) → plan (lock vs disk) → prepare
 //! (cache, or fetch + verify + unpack, in parallel) → apply (stage, swap)
-//! → write the lock (a temporary file, written and synced while the trees
-//! are prepared, then renamed). The lock is renamed into place last, so
+//! → write the lock (a temporary file, written and synced once the trees
+//! are in place, then renamed). The lock is renamed into place last, so
 //! an interrupted run leaves each skill either old or new and a lock that
 //! the next run repairs against.
 
 use super::{parse_name, runtime, Options, Summary};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::fs::{write_synced, FsError, Synced};
+use crate::fs::write_synced;
 use crate::install::{self, Action, Plan, Prepared, Staged};
 use crate::project::lockfile::{LockedSkill, Lockfile};
 use crate::project::manifest::Manifest;
@@ -20,8 +20,6 @@ use crate::source::Sources;
 use skillpm_core::name::SkillName;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 /// `skillpm install`: make disk match the lock (resolving only what the
@@ -123,14 +121,7 @@ impl<'a> Run<'a> {
     ) -> Result<Summary> {
         let start = Instant::now();
         let project = self.project;
-        // A command that changes what is resolved writes the lock (and
-        // `add` the manifest): the thread that will write them starts now,
-        // while resolving, rather than once they are known, when its start
-        // held up the sync that ends the run (BENCHMARKS.md).
         let locked = self.opts.locked || self.opts.frozen;
-        let writer = (!locked && !matches!(refresh, Refresh::Nothing))
-            .then(Writer::start)
-            .flatten();
         let old_text = project.lock_text()?;
         let old = match &old_text {
             Some(t) => Lockfile::parse(t, &project.lock_path).map_err(ProjectError::from)?,
@@ -165,15 +156,10 @@ impl<'a> Run<'a> {
         // Leftovers of a killed run sit where this run stages its lock and
         // manifest.
         crate::fs::sweep_pending(&project.dir);
+        // Written and synced once every tree is in place, then renamed: a
+        // run that fails before leaves the lock and the manifest as they
+        // were.
         let writes = self.writes(&old_text, &new, manifest_text);
-        // The lock and the manifest are known now: they are written
-        // and synced (a journal commit, mostly waiting on the disk)
-        // while the trees are planned, prepared and swapped, and
-        // renamed into place only once every tree is. A run that
-        // fails before then drops them unrenamed. Started before the
-        // staging threads, which otherwise held the sync's start up, on a
-        // thread started before resolving when a write is sure.
-        let syncing = writes.start(writer);
         let plans: Vec<Plan> = install::plan_all(&roots, &new.skills, &self.cache, mode);
         // The cache is held from here while this run fetches into it
         // or reads from it.
@@ -208,7 +194,7 @@ impl<'a> Run<'a> {
             old: &old,
             new: &new,
         };
-        let done = self.commit(ready, reporter, syncing);
+        let done = self.commit(ready, reporter, &writes);
         drop(cache_guard);
         let cache_failures = not_cached;
         let mut warnings: Vec<String> = cache_failures.iter().map(|e| e.to_string()).collect();
@@ -255,7 +241,7 @@ impl<'a> Run<'a> {
         &self,
         ready: Ready<'_>,
         reporter: &dyn Reporter,
-        syncing: Syncing<'_>,
+        writes: &Writes,
     ) -> Result<Summary> {
         let Ready {
             mut plans,
@@ -278,7 +264,7 @@ impl<'a> Run<'a> {
                     .push((n.name.to_string(), describe(o), describe(n)));
             }
         }
-        summary.lock_written = syncing.finish()?;
+        summary.lock_written = writes.finish()?;
         Ok(summary)
     }
 }
@@ -300,117 +286,19 @@ struct Writes {
 }
 
 impl Writes {
-    /// Writes and syncs the files on `writer`, or on a thread started
-    /// now (here, at the end, if none can start).
-    fn start(&self, writer: Option<Writer>) -> Syncing<'_> {
-        let writer = match self.files.is_empty() {
-            // Nothing to write: the thread ends on its own.
-            true => None,
-            false => writer.or_else(Writer::start),
-        };
-        Syncing {
-            writes: self,
-            writer: writer.and_then(|w| w.hand(self.files.clone())),
-        }
-    }
-}
-
-fn paired(files: &[(PathBuf, String)]) -> Vec<(&Path, &str)> {
-    files
-        .iter()
-        .map(|(p, t)| (p.as_path(), t.as_str()))
-        .collect()
-}
-
-/// A thread that writes and syncs the files it is handed ([`Writes`]),
-/// started before they are known. Dropped without files, it ends on its
-/// own.
-struct Writer {
-    files: Sender<Vec<(PathBuf, String)>>,
-    /// What the thread sends as soon as the files are synced: the run
-    /// waits on this sync last, and waiting for the thread to end put its
-    /// exit (its stack, its arena, a wake-up once it is gone) in front of
-    /// the renames (BENCHMARKS.md has the figures).
-    synced: Receiver<std::result::Result<Synced, FsError>>,
-    thread: JoinHandle<()>,
-}
-
-impl Writer {
-    /// Starts the thread, waiting for files.
-    fn start() -> Option<Writer> {
-        let (files, to_write) = channel::<Vec<(PathBuf, String)>>();
-        let (done, synced) = channel();
-        let thread = std::thread::Builder::new()
-            .spawn(move || {
-                if let Ok(files) = to_write.recv() {
-                    let _ = done.send(write_synced(&paired(&files)));
-                }
-            })
-            .ok()?;
-        Some(Writer {
-            files,
-            synced,
-            thread,
-        })
-    }
-
-    /// Hands the thread its files; `None` if it is gone (they are then
-    /// written at the end, on the caller).
-    fn hand(self, files: Vec<(PathBuf, String)>) -> Option<Handed> {
-        self.files.send(files).ok()?;
-        Some(Handed(Some(self)))
-    }
-}
-
-/// A [`Writer`] that has its files. Dropped unwaited (a run that fails
-/// before the renames), it is joined, so the files it wrote are deleted
-/// (they go with what it sends, unread) before the run ends.
-struct Handed(Option<Writer>);
-
-impl Handed {
-    /// The synced files, once the thread has synced them; the thread is
-    /// left to end on its own, all it has left being its exit. `None`
-    /// when it sent nothing (a panic there is a bug, re-raised here).
-    fn wait(mut self) -> Option<std::result::Result<Synced, FsError>> {
-        let writer = self.0.take()?;
-        match writer.synced.recv() {
-            Ok(synced) => Some(synced),
-            Err(_) => match writer.thread.join() {
-                Err(panic) => std::panic::resume_unwind(panic),
-                Ok(()) => None,
-            },
-        }
-    }
-}
-
-impl Drop for Handed {
-    fn drop(&mut self) {
-        if let Some(writer) = self.0.take() {
-            let _ = writer.thread.join();
-        }
-    }
-}
-
-/// [`Writes`] under way.
-struct Syncing<'a> {
-    writes: &'a Writes,
-    writer: Option<Handed>,
-}
-
-impl Syncing<'_> {
-    /// Renames the synced files into place; returns whether the lock was
-    /// among them.
-    fn finish(mut self) -> Result<bool> {
-        if self.writes.files.is_empty() {
+    /// Writes and syncs the files, then renames them into place; returns
+    /// whether the lock was among them.
+    fn finish(&self) -> Result<bool> {
+        if self.files.is_empty() {
             return Ok(false);
         }
-        let synced = match self.writer.take().and_then(Handed::wait) {
-            Some(synced) => synced,
-            // No thread could start.
-            None => write_synced(&paired(&self.writes.files)),
-        };
-        synced?.persist()?;
-        Ok(self.writes.lock)
+        let files: Vec<(&Path, &str)> = self
+            .files
+            .iter()
+            .map(|(p, t)| (p.as_path(), t.as_str()))
+            .collect();
+        write_synced(&files)?.persist()?;
+        Ok(self.lock)
     }
 }
 
