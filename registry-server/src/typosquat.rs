@@ -53,32 +53,6 @@ pub fn skeleton(name: &str) -> String {
         .replace("vv", "w")
 }
 
-/// The optimal-string-alignment distance between `a` and `b`:
-/// insertions, deletions, replacements and swaps of two adjacent
-/// characters. Names are at most 64 characters, so the table is small.
-fn edits(a: &[u8], b: &[u8]) -> usize {
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
-}
-
 /// Whether `new` is the short `existing` with a separator and one more
 /// character (`pdf-s` beside `pdf`).
 fn short_with_suffix(new: &str, existing: &str) -> bool {
@@ -99,7 +73,9 @@ pub fn similar(new: &str, existing: &str) -> bool {
     if shorter < MIN_EDIT_LEN {
         return short_with_suffix(new, existing);
     }
-    match edits(a.as_bytes(), b.as_bytes()) {
+    // Optimal string alignment: insertions, deletions, replacements and
+    // swaps of two adjacent characters.
+    match strsim::osa_distance(&a, &b) {
         1 => true,
         2 => shorter >= MIN_TWO_EDIT_LEN && a.len() == b.len(),
         _ => false,

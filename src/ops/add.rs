@@ -629,16 +629,20 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
                     Some(i) if !out.contains(&i) => out.push(i),
                     Some(_) => {}
                     None => {
+                        let hint = match nearest(n, rows) {
+                            Some(near) => format!(" (did you mean `{near}`?)"),
+                            None => String::new(),
+                        };
                         return Err(SourceError::ChooseSkills {
                             origin: format!(
-                                "{} has no skill `{}`; it",
+                                "{} has no skill `{}`{hint}; it",
                                 skillpm_core::text::sanitize(origin),
                                 skillpm_core::text::sanitize(n)
                             ),
                             count: rows.len(),
                             listing: listing(rows),
                         }
-                        .into())
+                        .into());
                     }
                 }
             }
@@ -660,6 +664,17 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
         first.insert(&rows[j].name, j);
     }
     Ok(picked)
+}
+
+/// The name or command of `rows` closest to the mistyped `n`, if one is
+/// within two edits (and is not mostly edits, for short names).
+fn nearest<'r>(n: &str, rows: &'r [Row]) -> Option<std::borrow::Cow<'r, str>> {
+    rows.iter()
+        .flat_map(|r| [r.name.as_str(), r.command.as_str()])
+        .map(|c| (strsim::osa_distance(n, c), c))
+        .filter(|&(d, c)| d <= 2 && d < c.chars().count().min(n.chars().count()))
+        .min()
+        .map(|(_, c)| skillpm_core::text::sanitize(c))
 }
 
 /// `  command  name  description`, aligned, sanitized, one per line.

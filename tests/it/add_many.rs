@@ -155,6 +155,12 @@ fn add_skill_takes_the_named_ones_at_one_commit() {
         err.contains("no skill `nope`") && err.contains("house-style"),
         "{err}"
     );
+    assert!(!err.contains("did you mean"), "{err}");
+    // A typo is answered with the nearest name.
+    let out = f.skillpm(&["--quiet", "add", &url(&repo), "--skill", "hosue-style"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("(did you mean `house-style`?)"), "{err}");
 }
 
 fn fetches(log: &Path) -> usize {
