@@ -20,14 +20,7 @@ fn publish(f: &Fixture, reg: &Registry, name: &str, version: &str) {
         &format!("The {name} skill, version {version}"),
         &format!("{name} body {version}"),
     );
-    f.ok(&[
-        "publish",
-        dir.to_str().unwrap(),
-        "--registry",
-        &reg.url,
-        "--token",
-        &reg.token,
-    ]);
+    f.publish_to(reg, &dir);
 }
 
 /// A clone of the project: its skills.toml and skills.lock, nothing else.

@@ -12,14 +12,7 @@ fn publish(f: &Fixture, reg: &Registry, name: &str, version: &str) {
         &format!("name: {name}\ndescription: The {name} skill\nversion: \"{version}\""),
         &format!("{name} {version}"),
     );
-    f.ok(&[
-        "publish",
-        dir.to_str().unwrap(),
-        "--registry",
-        &reg.url,
-        "--token",
-        &reg.token,
-    ]);
+    f.publish_to(reg, &dir);
 }
 
 #[test]

@@ -50,11 +50,11 @@ fn clients() -> Option<String> {
     match python() {
         Ok(py) => Some(py),
         Err(why) => {
-            assert!(
-                std::env::var_os("SKILLPM_REQUIRE_MCP_CLIENTS").is_none(),
-                "SKILLPM_REQUIRE_MCP_CLIENTS is set but {why}"
+            common::third_party_missing(
+                "SKILLPM_REQUIRE_MCP_CLIENTS",
+                "the MCP client tests",
+                &why,
             );
-            eprintln!("skipping the MCP client tests: {why}");
             None
         }
     }
@@ -1173,11 +1173,7 @@ fn inspector() -> Option<PathBuf> {
         "{} is missing (npm install --prefix target/mcp-inspector @modelcontextprotocol/inspector@2.12.0)",
         path.display()
     );
-    assert!(
-        std::env::var_os("SKILLPM_REQUIRE_MCP_INSPECTOR").is_none(),
-        "SKILLPM_REQUIRE_MCP_INSPECTOR is set but {why}"
-    );
-    eprintln!("skipping the inspector test: {why}");
+    common::third_party_missing("SKILLPM_REQUIRE_MCP_INSPECTOR", "the inspector test", &why);
     None
 }
 
@@ -1464,11 +1460,11 @@ fn ts_client() -> Option<(PathBuf, PathBuf)> {
         ),
         None => "node is not on PATH".to_string(),
     };
-    assert!(
-        std::env::var_os("SKILLPM_REQUIRE_MCP_TS_CLIENT").is_none(),
-        "SKILLPM_REQUIRE_MCP_TS_CLIENT is set but {why}"
+    common::third_party_missing(
+        "SKILLPM_REQUIRE_MCP_TS_CLIENT",
+        "the TypeScript SDK test",
+        &why,
     );
-    eprintln!("skipping the TypeScript SDK test: {why}");
     None
 }
 

@@ -30,11 +30,11 @@ const IDLE_HANDLES: usize = 8;
 
 /// The run's handles on its clones that are not in use right now, each
 /// with the id of the [`Shared`] (one commit) it was made for. A handle
-/// carries a zlib state and object buffers, zeroed when made: one per
-/// skill cost an add of 100 git skills ~1 000 page faults, and one kept
-/// per commit cost a restore of 300 single-skill repositories 12 MB. So
-/// handles are kept for reuse, at most [`IDLE_HANDLES`], the oldest
-/// dropped first.
+/// carries a zlib state and object buffers, zeroed when made: making one
+/// per skill cost page faults, and keeping one per commit cost memory in
+/// proportion to the commits of a lock (figures in the commit that made
+/// this pool). So handles are kept for reuse, at most [`IDLE_HANDLES`],
+/// the oldest dropped first.
 #[derive(Default)]
 pub(super) struct Handles {
     idle: Mutex<Vec<(u64, gix::Repository)>>,

@@ -21,6 +21,20 @@ pub struct Fixture {
 }
 
 impl Fixture {
+    /// `skillpm publish DIR` to `reg` with its token, both on the command
+    /// line (the fixture sets no SKILLPM_REGISTRY).
+    pub fn publish_to(&self, reg: &Registry, dir: &Path) {
+        let dir = dir.to_str().expect("utf-8 path");
+        self.ok(&[
+            "publish",
+            dir,
+            "--registry",
+            &reg.url,
+            "--token",
+            &reg.token,
+        ]);
+    }
+
     pub fn new() -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
         let root = tmp.path().to_path_buf();
@@ -494,4 +508,15 @@ pub fn vm_hwm_kib(pid: u32) -> u64 {
                 .and_then(|n| n.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// For a test that needs a third-party client or validator that is not
+/// installed: fails when `require` (set by CI) says it must be there,
+/// else says on stderr that `what` is skipped and why.
+pub fn third_party_missing(require: &str, what: &str, why: &str) {
+    assert!(
+        std::env::var_os(require).is_none(),
+        "{require} is set but {why}"
+    );
+    eprintln!("skipping {what}: {why}");
 }
