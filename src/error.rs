@@ -24,6 +24,8 @@ pub enum Error {
     Credentials(Box<crate::source::registry::credentials::CredentialsError>),
     #[error(transparent)]
     Fs(Box<crate::fs::FsError>),
+    #[error(transparent)]
+    Dependency(Box<crate::resolve::DependencyError>),
     #[error("{skipped} of the {total} skills of {origin} cannot be installed (each named above); without --strict they are skipped")]
     Uninstallable {
         origin: String,
@@ -51,6 +53,8 @@ pub enum Error {
     LockedMismatch { detail: String, flag: &'static str },
     #[error("{0} is not in skills.toml")]
     NotInManifest(String),
+    #[error("{0} is not in skills.lock; run `skillpm install` first if it should be")]
+    NotInstalled(String),
     /// `add` of skills that skills.toml has from elsewhere.
     #[error("{listing}; add --replace to take {} from the new source instead", if *.count == 1 { "it" } else { "them" })]
     WouldReplace { count: usize, listing: String },

@@ -186,10 +186,33 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             )?)?;
             None
         }
+        PackageCommand::Tree {
+            invert,
+            depth,
+            json,
+            global,
+        } => {
+            let graph = ops::graph(env, &global_opts(global))?;
+            let text = match json {
+                true => render::json(&graph.nodes())?,
+                false => render::tree(&graph.tree(invert.as_deref(), depth)?),
+            };
+            print(&text)?;
+            None
+        }
+        PackageCommand::Why { name, global } => {
+            let graph = ops::graph(env, &global_opts(global))?;
+            print(&render::why(&graph.why(&name)?))?;
+            None
+        }
         PackageCommand::List { json, global } => {
             let rows = ops::list(env, &global_opts(global))?;
             print(&render::rows(json, &rows, None, |r| {
-                format!("{} {}  {}  [{}]\n", r.name, r.version, r.source, r.state)
+                let pulled = if r.direct { "" } else { "  (dependency)" };
+                format!(
+                    "{} {}  {}  [{}]{pulled}\n",
+                    r.name, r.version, r.source, r.state
+                )
             })?)?;
             None
         }

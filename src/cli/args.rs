@@ -187,6 +187,29 @@ pub enum PackageCommand {
         #[arg(long, short = 'g')]
         global: bool,
     },
+    /// Show the dependency graph: skills.toml's skills and what they pull in.
+    Tree {
+        /// Show the skills that depend on NAME, up to skills.toml.
+        #[arg(long, value_name = "NAME")]
+        invert: Option<String>,
+        /// At most this many levels below the first.
+        #[arg(long, value_name = "N")]
+        depth: Option<usize>,
+        /// Machine-readable output: every skill with its edges both ways.
+        #[arg(long)]
+        json: bool,
+        /// Use the user manifest (~/.agents/skills) instead of the project's.
+        #[arg(long, short = 'g')]
+        global: bool,
+    },
+    /// Show why a skill is installed: each chain from skills.toml to it.
+    Why {
+        /// The skill.
+        name: String,
+        /// Use the user manifest (~/.agents/skills) instead of the project's.
+        #[arg(long, short = 'g')]
+        global: bool,
+    },
     /// Show installed skills with versions and sources.
     List {
         /// Machine-readable output.

@@ -10,8 +10,9 @@
 
 use skillpm::engine::catalog::{self, Styled, Tone};
 use skillpm::engine::validate::{Severity, Violation};
-use skillpm::ops::{OutdatedRow, VerifyIssue};
+use skillpm::ops::{OutdatedRow, TreeLine, VerifyIssue};
 use skillpm::protocol::{IndexFile, SearchResults};
+use skillpm_core::name::SkillName;
 use skillpm_core::text;
 use std::fmt::Write;
 
@@ -73,6 +74,37 @@ pub fn rows<T: serde::Serialize>(
     } else {
         header.into_iter().chain(rows.iter().map(line)).collect()
     })
+}
+
+/// `tree`: one skill per line under its parent, drawn as `cargo tree`
+/// draws; `(*)` marks a skill whose dependencies were shown above.
+pub fn tree(lines: &[TreeLine]) -> String {
+    let mut out = String::new();
+    for l in lines {
+        for (i, last) in l.last.iter().enumerate().skip(1) {
+            let at_end = i + 1 == l.last.len();
+            out.push_str(match (at_end, last) {
+                (true, true) => "└── ",
+                (true, false) => "├── ",
+                (false, true) => "    ",
+                (false, false) => "│   ",
+            });
+        }
+        let mark = if l.repeated { " (*)" } else { "" };
+        out.push_str(&format!("{} {} ({}){mark}\n", l.name, l.version, l.source));
+    }
+    out
+}
+
+/// `why`: each chain from skills.toml, one per line.
+pub fn why(chains: &[Vec<SkillName>]) -> String {
+    chains
+        .iter()
+        .map(|c| {
+            let names: Vec<&str> = c.iter().map(SkillName::as_str).collect();
+            format!("skills.toml -> {}\n", names.join(" -> "))
+        })
+        .collect()
 }
 
 pub fn outdated(json: bool, r: &[OutdatedRow]) -> anyhow::Result<String> {

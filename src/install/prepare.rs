@@ -287,6 +287,7 @@ mod tests {
             checksum: Checksum::of_bytes(bytes),
             path: None,
             tree: None,
+            dependencies: Vec::new(),
         }
     }
 

@@ -3,6 +3,7 @@
 //! data for the CLI to print. Nothing here draws to the terminal.
 
 mod add;
+mod graph;
 mod import;
 mod init;
 mod query;
@@ -12,6 +13,7 @@ mod sync;
 mod verify;
 
 pub use add::{add, choice_listing, AddRequest, Selection};
+pub use graph::{graph, Graph, GraphNode, TreeLine};
 pub use import::{folder_hash, import, Imported, VERCEL_LOCK};
 pub use init::{init, Initialized};
 pub use query::{annotate_installed, info, list, outdated, search, ListRow, OutdatedRow};

@@ -22,6 +22,8 @@ pub struct ListRow {
     pub source: String,
     /// Per install root: `installed`, `missing` or `other-version`.
     pub state: String,
+    /// Named in skills.toml; false for a skill another one pulled in.
+    pub direct: bool,
 }
 
 /// `skillpm list`: what the lock says, and whether disk agrees.
@@ -47,6 +49,7 @@ pub fn list(env: &Environment, opts: &Options) -> Result<Vec<ListRow>> {
                 version: s.version.to_string(),
                 source: s.source.to_string(),
                 state: states.into_iter().collect::<Vec<_>>().join("+"),
+                direct: manifest.skills.contains_key(&s.name),
             }
         })
         .collect())

@@ -45,6 +45,10 @@ pub struct LockedSkill {
     /// restore packs each skill from its tree by id, without listing the
     /// commit. The checksum still decides what is installed.
     pub tree: Option<String>,
+    /// The skills this one depends on (its `skill.toml`, or the index for
+    /// a registry package), as resolved: each is an entry of the same
+    /// lock. Sorted, unique.
+    pub dependencies: Vec<SkillName>,
 }
 
 impl LockedSkill {
@@ -177,6 +181,8 @@ pub enum LockfileErrorKind {
         "skill `{0}` is listed more than once; regenerate the lockfile with `skillpm install`"
     )]
     Duplicate(String),
+    #[error("skill `{name}` depends on `{dependency}`, which the lockfile does not list; regenerate the lockfile with `skillpm install`")]
+    DanglingDependency { name: String, dependency: String },
 }
 
 /// Whether `c` is a full, lower-case commit id: abbreviations are ambiguous
@@ -304,8 +310,16 @@ fn string_field<'t>(
     Ok((s, k, v))
 }
 
-const SKILL_KEYS: [&str; 8] = [
-    "name", "version", "source", "path", "tree", "artifact", "digest", "checksum",
+const SKILL_KEYS: [&str; 9] = [
+    "name",
+    "version",
+    "source",
+    "path",
+    "tree",
+    "artifact",
+    "digest",
+    "checksum",
+    "dependencies",
 ];
 
 fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), LockfileError> {
@@ -427,6 +441,7 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
             Some(p.to_string())
         }
     };
+    let dependencies = dependencies_field(cx, table, &name)?;
     Ok((
         LockedSkill {
             name,
@@ -435,9 +450,52 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
             checksum,
             path,
             tree,
+            dependencies,
         },
         name_line,
     ))
+}
+
+/// `dependencies = ["a", "b"]`: valid names, sorted and unique (the
+/// writer's form, so equal graphs are equal text), never the skill itself.
+fn dependencies_field(
+    cx: &Ctx<'_>,
+    table: &Table,
+    name: &SkillName,
+) -> Result<Vec<SkillName>, LockfileError> {
+    let Some((k, v)) = table.get_key_value("dependencies") else {
+        return Ok(Vec::new());
+    };
+    let wrong = || {
+        cx.at(
+            k,
+            v,
+            LockfileErrorKind::WrongType {
+                key: "dependencies".into(),
+                expected: "a sorted list of the names of other locked skills",
+            },
+        )
+    };
+    let arr = v.as_array().ok_or_else(wrong)?;
+    let mut out: Vec<SkillName> = Vec::with_capacity(arr.len());
+    for d in arr.iter() {
+        let s = d.as_str().ok_or_else(wrong)?;
+        let dep = SkillName::new(s).map_err(|source| {
+            cx.at(
+                k,
+                v,
+                LockfileErrorKind::BadName {
+                    name: s.into(),
+                    source,
+                },
+            )
+        })?;
+        if dep == *name || out.last().is_some_and(|last| *last >= dep) {
+            return Err(wrong());
+        }
+        out.push(dep);
+    }
+    Ok(out)
 }
 
 impl Lockfile {
@@ -511,6 +569,21 @@ impl Lockfile {
                         .with_line(*line));
                 }
             }
+            // The graph must be whole: every edge ends at an entry.
+            for (skill, line) in &entries {
+                let names = |n: &SkillName| entries.binary_search_by(|(s, _)| s.name.cmp(n));
+                if let Some(missing) = skill.dependencies.iter().find(|d| names(d).is_err()) {
+                    return Err(cx
+                        .err(
+                            None,
+                            LockfileErrorKind::DanglingDependency {
+                                name: skill.name.to_string(),
+                                dependency: missing.to_string(),
+                            },
+                        )
+                        .with_line(*line));
+                }
+            }
             lock.skills = entries.into_iter().map(|(s, _)| s).collect();
         }
         Ok(lock)
@@ -543,6 +616,16 @@ impl Lockfile {
                 push_kv(&mut out, "digest", &digest.to_string());
             }
             push_kv(&mut out, "checksum", &s.checksum.to_string());
+            if !s.dependencies.is_empty() {
+                out.push_str("dependencies = [");
+                for (i, d) in s.dependencies.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    push_basic_string(&mut out, d.as_str());
+                }
+                out.push_str("]\n");
+            }
         }
         out
     }

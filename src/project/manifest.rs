@@ -120,7 +120,7 @@ pub enum ManifestErrorKind {
     Syntax(String),
     #[error("`{key}` must be {expected}")]
     WrongType { key: String, expected: &'static str },
-    #[error("invalid skill name `{name}` in [skills]: {source}")]
+    #[error("invalid skill name `{name}`: {source}")]
     BadName {
         name: String,
         #[source]
@@ -146,6 +146,11 @@ pub enum ManifestErrorKind {
     EmptyPath { name: String },
     #[error("skill `{name}` uses registry `{registry}`, which is not defined; add `{registry} = \"https://...\"` under [registries]")]
     UnknownRegistry { name: String, registry: String },
+    #[error("unknown table `{table}`; expected {expected}")]
+    UnknownTable {
+        table: String,
+        expected: &'static str,
+    },
     #[error("invalid registry name `{0}`; use letters, digits, '-' and '_'")]
     BadRegistryName(String),
     #[error("registry `{name}`: {source}")]
@@ -175,13 +180,13 @@ pub(crate) fn syntax_error(text: &str, e: &toml_edit::TomlError) -> (usize, Stri
     (line, msg)
 }
 
-struct Ctx<'a> {
-    text: &'a str,
-    file: &'a Path,
+pub(super) struct Ctx<'a> {
+    pub(super) text: &'a str,
+    pub(super) file: &'a Path,
 }
 
 impl Ctx<'_> {
-    fn err(&self, span: Option<Range<usize>>, kind: ManifestErrorKind) -> ManifestError {
+    pub(super) fn err(&self, span: Option<Range<usize>>, kind: ManifestErrorKind) -> ManifestError {
         ManifestError {
             file: self.file.to_path_buf(),
             line: span.map_or(1, |s| line_of(self.text, s.start)),
@@ -189,8 +194,20 @@ impl Ctx<'_> {
         }
     }
 
+    /// The file's TOML document, or its syntax error at its line.
+    pub(super) fn document(&self) -> Result<Document<&str>, ManifestError> {
+        Document::parse(self.text).map_err(|e| {
+            let (line, msg) = syntax_error(self.text, &e);
+            ManifestError {
+                file: self.file.to_path_buf(),
+                line,
+                kind: Box::new(ManifestErrorKind::Syntax(msg)),
+            }
+        })
+    }
+
     /// Prefers the key's position: that is the line a person looks for.
-    fn at(&self, key: &Key, item: &Item, kind: ManifestErrorKind) -> ManifestError {
+    pub(super) fn at(&self, key: &Key, item: &Item, kind: ManifestErrorKind) -> ManifestError {
         self.err(key.span().or_else(|| item.span()), kind)
     }
 }
@@ -203,14 +220,7 @@ impl Manifest {
     /// Parses and validates `skills.toml`; `file` is only used in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Manifest, ManifestError> {
         let cx = Ctx { text, file };
-        let doc = Document::parse(text).map_err(|e| {
-            let (line, msg) = syntax_error(text, &e);
-            ManifestError {
-                file: file.to_path_buf(),
-                line,
-                kind: Box::new(ManifestErrorKind::Syntax(msg)),
-            }
-        })?;
+        let doc = cx.document()?;
         let root = doc.as_table();
         let mut m = Manifest::default();
 
@@ -247,39 +257,7 @@ impl Manifest {
         }
 
         if let Some((key, item)) = root.get_key_value("skills") {
-            let table = item
-                .as_table_like()
-                .ok_or_else(|| cx.at(key, item, wrong_type("skills".into(), "a table")))?;
-            for (name, _) in table.iter() {
-                let Some((k, v)) = table.get_key_value(name) else {
-                    continue;
-                };
-                let skill = SkillName::new(name).map_err(|source| {
-                    cx.at(
-                        k,
-                        v,
-                        ManifestErrorKind::BadName {
-                            name: name.into(),
-                            source,
-                        },
-                    )
-                })?;
-                let dep = parse_dependency(&cx, name, k, v)?;
-                if let Dependency::Registry {
-                    registry: Some(r), ..
-                } = &dep
-                {
-                    if r != DEFAULT_REGISTRY && !m.registries.contains_key(r) {
-                        return Err(cx.at(
-                            k,
-                            v,
-                            ManifestErrorKind::UnknownRegistry {
-                                name: name.into(),
-                                registry: r.clone(),
-                            },
-                        ));
-                    }
-                }
+            for (skill, dep) in parse_skill_table(&cx, "skills", key, item, &m.registries)? {
                 m.skills.insert(skill, dep);
             }
         }
@@ -341,6 +319,55 @@ impl Manifest {
         }
         Ok(m)
     }
+}
+
+/// The entries of a table of skills (`[skills]` of skills.toml,
+/// `[dependencies]` of a package's skill.toml): each name checked, each
+/// value parsed as one source, each named registry defined.
+pub(super) fn parse_skill_table(
+    cx: &Ctx<'_>,
+    table_name: &str,
+    key: &Key,
+    item: &Item,
+    registries: &BTreeMap<String, String>,
+) -> Result<Vec<(SkillName, Dependency)>, ManifestError> {
+    let table = item
+        .as_table_like()
+        .ok_or_else(|| cx.at(key, item, wrong_type(table_name.into(), "a table")))?;
+    let mut out = Vec::new();
+    for (name, _) in table.iter() {
+        let Some((k, v)) = table.get_key_value(name) else {
+            continue;
+        };
+        let skill = SkillName::new(name).map_err(|source| {
+            cx.at(
+                k,
+                v,
+                ManifestErrorKind::BadName {
+                    name: name.into(),
+                    source,
+                },
+            )
+        })?;
+        let dep = parse_dependency(cx, name, k, v)?;
+        if let Dependency::Registry {
+            registry: Some(r), ..
+        } = &dep
+        {
+            if r != DEFAULT_REGISTRY && !registries.contains_key(r) {
+                return Err(cx.at(
+                    k,
+                    v,
+                    ManifestErrorKind::UnknownRegistry {
+                        name: name.into(),
+                        registry: r.clone(),
+                    },
+                ));
+            }
+        }
+        out.push((skill, dep));
+    }
+    Ok(out)
 }
 
 /// String-valued keys of a dependency table, with where each was written.

@@ -6,6 +6,7 @@
 
 pub mod lockfile;
 pub mod manifest;
+pub mod package;
 pub mod spec;
 
 use crate::cache::{short_hash, Cache};

@@ -464,6 +464,7 @@ impl Source for GitSource {
                     checksum: *p.tree.checksum(),
                     path: sub.clone(),
                     tree: Some(p.tree_id),
+                    dependencies: Vec::new(),
                 },
                 packed: Some(p.tree),
             })

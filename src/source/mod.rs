@@ -51,6 +51,15 @@ pub struct Resolution {
     pub packed: Option<Verified>,
 }
 
+/// What a source offers for a dependency: a registry every version its
+/// index lists (the resolver chooses among them), any other source the one
+/// package its ref, path or site pins.
+#[derive(Debug, Clone)]
+pub enum Offer {
+    Versions(Vec<skillpm_core::protocol::IndexVersion>),
+    Pinned(Box<Resolution>),
+}
+
 /// A locked package's bytes as its source hands them over.
 #[derive(Debug)]
 pub enum Package {
@@ -126,6 +135,25 @@ impl Sources {
                 origin: r.locked.origin(),
             }),
             _ => Ok(r),
+        }
+    }
+
+    /// What `req`'s source offers: every version of a registry package,
+    /// or the one package any other source pins (checked as
+    /// [`Sources::resolve`] checks it).
+    pub async fn offer(
+        &self,
+        req: Request<'_>,
+        reporter: &dyn Reporter,
+    ) -> Result<Offer, SourceError> {
+        match (req.dep, req.name, req.registry_url) {
+            (Dependency::Registry { .. }, Some(name), Some(url)) => {
+                reporter.report(crate::report::Event::Resolving {
+                    name: name.to_string(),
+                });
+                Ok(Offer::Versions(self.registry.versions(url, name).await?))
+            }
+            _ => Ok(Offer::Pinned(Box::new(self.resolve(req, reporter).await?))),
         }
     }
 

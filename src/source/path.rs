@@ -80,6 +80,7 @@ impl PathSource {
                 checksum,
                 path: None,
                 tree: None,
+                dependencies: Vec::new(),
             },
             packed: Some(tree),
         };

@@ -727,6 +727,7 @@ impl WellKnownSource {
                 checksum: *m.tree.checksum(),
                 path: None,
                 tree: None,
+                dependencies: Vec::new(),
             },
             packed: Some(m.tree),
         })

@@ -10,6 +10,7 @@ mod add_many;
 mod add_registry;
 mod agents;
 mod converge;
+mod dependencies;
 mod engine_cli;
 mod engine_search;
 mod faults;

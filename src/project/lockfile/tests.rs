@@ -13,6 +13,7 @@ fn skill(name: &str, source: LockedSource, path: Option<&str>) -> LockedSkill {
         version: semver::Version::parse("1.4.2").unwrap(),
         checksum: sum(name.as_bytes()),
         tree: matches!(source, LockedSource::Git { .. }).then(|| TREE.to_string()),
+        dependencies: Vec::new(),
         source,
         path: path.map(String::from),
     }
@@ -409,4 +410,40 @@ fn well_known_entries_round_trip_and_are_checked() {
         *parse(registry).unwrap_err().kind,
         LockfileErrorKind::WellKnownKeyElsewhere { key: "digest", .. }
     ));
+}
+
+/// The graph round-trips in one canonical form, and a lock whose edges
+/// are unsorted, point at the skill itself or at a skill the lock does not
+/// hold is refused at the entry's line.
+#[test]
+fn dependency_edges_round_trip_and_must_be_whole() {
+    let mut lock = Lockfile::default();
+    for mut s in sample() {
+        if s.name.as_str() == "code-review" {
+            s.dependencies = vec![
+                SkillName::new("house-style").unwrap(),
+                SkillName::new("local-thing").unwrap(),
+            ];
+        }
+        lock.upsert(s);
+    }
+    let text = lock.to_toml_string();
+    assert!(
+        text.contains("dependencies = [\"house-style\", \"local-thing\"]\n"),
+        "{text}"
+    );
+    assert_eq!(parse(&text).unwrap(), lock);
+
+    let edges = "\"house-style\", \"local-thing\"";
+    let refused = |to: &str, says: &str, at: &str| {
+        let bad = text.replacen(edges, to, 1);
+        let e = parse(&bad).unwrap_err();
+        assert!(e.to_string().contains(says), "{e}");
+        let line = bad.lines().position(|l| l.starts_with(at)).unwrap() + 1;
+        assert_eq!(e.line, line, "{e}");
+    };
+    let at_edges = "dependencies = ";
+    refused("\"local-thing\", \"house-style\"", "sorted", at_edges);
+    refused("\"code-review\"", "sorted", at_edges);
+    refused("\"ghost\"", "depends on `ghost`", "name = \"code-review\"");
 }

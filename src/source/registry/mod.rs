@@ -216,6 +216,7 @@ impl Source for RegistrySource {
                 checksum: best.cksum,
                 path: None,
                 tree: None,
+                dependencies: Vec::new(),
             },
             packed: None,
         })

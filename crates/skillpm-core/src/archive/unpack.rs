@@ -505,10 +505,23 @@ fn unpack_into(
 /// cap first, then every entry), but keeps the tree in memory: for a
 /// tarball that is only unpacked to be re-packed ([`super::tar_entries`]).
 pub fn unpack_to_memory(bytes: &[u8], limits: &Limits) -> Result<Vec<MemEntry>, UnpackError> {
-    check_input(Format::TarGz, bytes, None, limits)?;
+    unpack_to_memory_as(Format::TarGz, bytes, limits)
+}
+
+/// [`unpack_to_memory`] for a `.tar.gz` or a plain tar (not a zip): a
+/// package as the installer holds it ([`Format::of_package`]).
+pub fn unpack_to_memory_as(
+    format: Format,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<Vec<MemEntry>, UnpackError> {
+    check_input(format, bytes, None, limits)?;
     let mut unpacker = Unpacker::new(Path::new(""), limits);
     unpacker.memory = Some(Vec::new());
-    tar_gz_into(bytes, &mut unpacker, limits)?;
+    match format {
+        Format::TarGz => tar_gz_into(bytes, &mut unpacker, limits)?,
+        Format::Tar | Format::Zip => unpack_stream(&mut &bytes[..], &mut unpacker, limits)?,
+    }
     Ok(unpacker.memory.unwrap_or_default())
 }
 

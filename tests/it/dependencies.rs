@@ -1,0 +1,297 @@
+//! Dependencies between skills (`skill.toml`): real git repositories and a
+//! real registry on 127.0.0.1, through the real binary. A diamond, a
+//! sibling at the same commit, a cycle, a conflict explained with both
+//! chains, `tree`/`why`, orphans removed, `--locked` on a changed graph.
+
+use crate::common;
+use common::{commit_all, git, lock_skills, stderr, Fixture, Registry};
+use std::path::{Path, PathBuf};
+
+fn url(repo: &Path) -> String {
+    format!("git+file://{}", repo.display())
+}
+
+/// A skill directory `skills/NAME` of `repo`, declaring `deps` (the text
+/// of its `[dependencies]` table) when given.
+fn skill(f: &Fixture, repo: &Path, name: &str, deps: Option<&str>) {
+    f.write(
+        repo,
+        &format!("skills/{name}/SKILL.md"),
+        format!("---\nname: {name}\ndescription: The {name} skill\n---\n{name} body\n"),
+    );
+    if let Some(d) = deps {
+        f.write(
+            repo,
+            &format!("skills/{name}/skill.toml"),
+            format!("[dependencies]\n{d}\n"),
+        );
+    }
+}
+
+/// The lock's entries as `name -> [dependencies]`.
+fn edges(project: &Path) -> Vec<(String, Vec<String>)> {
+    lock_skills(project)
+        .iter()
+        .map(|s| {
+            let deps = s
+                .get("dependencies")
+                .and_then(|d| d.as_array())
+                .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+                .unwrap_or_default();
+            (s["name"].as_str().unwrap().to_string(), deps)
+        })
+        .collect()
+}
+
+fn installed(f: &Fixture) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(f.project_root())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// `app` needs its sibling `helper` (by path, so at the same commit) and
+/// `style` from a second repository; `helper` needs `app` back (a cycle)
+/// and `style` too (a diamond).
+fn repos(f: &Fixture) -> (PathBuf, PathBuf) {
+    let styles = f.root().join("styles");
+    skill(f, &styles, "style", None);
+    commit_all(&styles);
+    let main = f.root().join("main");
+    let style_dep = format!(
+        "style = {{ git = \"file://{}\", path = \"skills/style\" }}",
+        styles.display()
+    );
+    skill(
+        f,
+        &main,
+        "app",
+        Some(&format!("helper = {{ path = \"../helper\" }}\n{style_dep}")),
+    );
+    skill(
+        f,
+        &main,
+        "helper",
+        Some(&format!("app = {{ path = \"../app\" }}\n{style_dep}")),
+    );
+    skill(f, &main, "unrelated", None);
+    commit_all(&main);
+    (main, styles)
+}
+
+#[test]
+fn add_installs_what_a_skill_needs_and_the_lock_records_the_graph() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    f.ok(&["init"]);
+    let (main, _) = repos(&f);
+    f.ok(&["add", &url(&main), "--skill", "app"]);
+
+    assert_eq!(installed(&f), ["app", "helper", "style"]);
+    assert_eq!(
+        edges(&f.project),
+        [
+            (
+                "app".to_string(),
+                vec!["helper".to_string(), "style".to_string()]
+            ),
+            (
+                "helper".to_string(),
+                vec!["app".to_string(), "style".to_string()]
+            ),
+            ("style".to_string(), vec![]),
+        ]
+    );
+    // Only what the user asked for is in skills.toml.
+    let manifest: toml::Value =
+        toml::from_str(&std::fs::read_to_string(f.project.join("skills.toml")).unwrap()).unwrap();
+    let named: Vec<&String> = manifest["skills"].as_table().unwrap().keys().collect();
+    assert_eq!(named, ["app"]);
+    // The sibling is locked at the commit `app` came from.
+    let lock = lock_skills(&f.project);
+    let source = |n: &str| {
+        lock.iter().find(|s| s["name"].as_str() == Some(n)).unwrap()["source"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(source("app"), source("helper"));
+
+    // tree: skills.toml's entry, its dependencies, the cycle marked.
+    let tree = f.ok(&["tree"]);
+    let names: Vec<&str> = tree
+        .lines()
+        .map(|l| l.trim_start_matches(['│', '├', '└', '─', ' ']))
+        .collect();
+    assert!(names[0].starts_with("app 0.0.0"), "{tree}");
+    assert!(names[1].starts_with("helper 0.0.0"), "{tree}");
+    assert!(
+        names[2].starts_with("app 0.0.0") && names[2].ends_with("(*)"),
+        "{tree}"
+    );
+    assert!(names[3].starts_with("style 0.0.0"), "{tree}");
+    assert!(
+        names[4].starts_with("style 0.0.0") && names[4].ends_with("(*)"),
+        "{tree}"
+    );
+    assert_eq!(names.len(), 5, "{tree}");
+    let inverted = f.ok(&["tree", "--invert", "style", "--depth", "1"]);
+    assert_eq!(inverted.lines().count(), 3, "{inverted}");
+    assert!(
+        inverted.contains("app") && inverted.contains("helper"),
+        "{inverted}"
+    );
+
+    // why: every chain from skills.toml, shortest first.
+    assert_eq!(
+        f.ok(&["why", "style"]),
+        "skills.toml -> app -> style\nskills.toml -> app -> helper -> style\n"
+    );
+    let json: serde_json::Value = serde_json::from_str(&f.ok(&["tree", "--json"])).unwrap();
+    let style = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "style")
+        .unwrap();
+    assert_eq!(style["direct"], false);
+    assert_eq!(style["dependents"], serde_json::json!(["app", "helper"]));
+    let list = f.ok(&["list"]);
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("style ") && l.ends_with("(dependency)")),
+        "{list}"
+    );
+
+    // A restore from the lock alone installs the same graph.
+    std::fs::remove_dir_all(f.project_root()).unwrap();
+    f.ok(&["install", "--frozen"]);
+    assert_eq!(installed(&f), ["app", "helper", "style"]);
+
+    // remove: what nothing needs any more goes with it.
+    f.ok(&["remove", "app"]);
+    assert_eq!(installed(&f), Vec::<String>::new());
+    assert!(lock_skills_or_empty(&f.project).is_empty());
+}
+
+fn lock_skills_or_empty(project: &Path) -> Vec<toml::Value> {
+    let text = std::fs::read_to_string(project.join("skills.lock")).unwrap();
+    let lock: toml::Value = toml::from_str(&text).unwrap();
+    lock.get("skill")
+        .and_then(|s| s.as_array())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A skill the user names stays when the skill that needed it goes, and
+/// one both need stays while either does.
+#[test]
+fn a_skill_the_user_named_is_never_removed_as_an_orphan() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    f.ok(&["init"]);
+    let (main, styles) = repos(&f);
+    f.ok(&["add", &url(&main), "--skill", "app"]);
+    f.ok(&["add", &url(&styles), "--skill", "style"]);
+    f.ok(&["remove", "app"]);
+    assert_eq!(installed(&f), ["style"]);
+    assert_eq!(edges(&f.project), [("style".to_string(), vec![])]);
+}
+
+/// `--locked` refuses a lock whose graph skills.toml's entries no longer
+/// produce, and a lock naming a dependency it does not list is refused
+/// with its line.
+#[test]
+fn locked_installs_refuse_a_changed_graph() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    f.ok(&["init"]);
+    let (main, _) = repos(&f);
+    f.ok(&["add", &url(&main), "--skill", "app"]);
+    let lock_path = f.project.join("skills.lock");
+    let text = std::fs::read_to_string(&lock_path).unwrap();
+
+    // An edge to a skill the lock does not hold.
+    let dangling = text.replacen(
+        "dependencies = [\"helper\", \"style\"]",
+        "dependencies = [\"ghost\", \"helper\", \"style\"]",
+        1,
+    );
+    assert_ne!(dangling, text);
+    std::fs::write(&lock_path, &dangling).unwrap();
+    let out = f.skillpm(&["install", "--locked"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("depends on `ghost`"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A new upstream dependency: `update --locked` may not take it.
+    std::fs::write(&lock_path, &text).unwrap();
+    f.write(&main, "skills/app/skill.toml", "[dependencies]\nhelper = { path = \"../helper\" }\nunrelated = { path = \"../unrelated\" }\n");
+    git(&main, &["commit", "-qam", "app needs unrelated"]);
+    let out = f.skillpm(&["update", "--locked"]);
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), text);
+    // Without --locked, the new graph is taken: `unrelated` comes in;
+    // `style` is still needed by `helper`.
+    f.ok(&["update"]);
+    assert_eq!(installed(&f), ["app", "helper", "style", "unrelated"]);
+}
+
+fn publish(f: &Fixture, reg: &Registry, name: &str, version: &str) {
+    let dir = f.package_src(name, version, &format!("{name} {version}"), "body");
+    f.publish_to(reg, &dir);
+}
+
+/// Requirements on a registry skill from two git skills are intersected;
+/// when they cannot meet, the error names both.
+#[test]
+fn registry_requirements_meet_or_the_conflict_names_both_chains() {
+    let mut f = Fixture::new();
+    f.link_bin("git");
+    let reg = Registry::for_fixture(&mut f);
+    for v in ["1.0.0", "1.5.0", "2.1.0"] {
+        publish(&f, &reg, "style-guide", v);
+    }
+    f.ok(&["init"]);
+    let repo = f.root().join("repo");
+    skill(&f, &repo, "review", Some("style-guide = \">=1.2\""));
+    skill(&f, &repo, "lint", Some("style-guide = \"<2\""));
+    skill(&f, &repo, "modern", Some("style-guide = \">=2\""));
+    commit_all(&repo);
+
+    f.ok(&["add", &url(&repo), "--skill", "review", "--skill", "lint"]);
+    let lock = lock_skills(&f.project);
+    let guide = lock
+        .iter()
+        .find(|s| s["name"].as_str() == Some("style-guide"))
+        .unwrap();
+    assert_eq!(
+        guide["version"].as_str(),
+        Some("1.5.0"),
+        "the one version both allow"
+    );
+    let before = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
+
+    let out = f.skillpm(&["add", &url(&repo), "--skill", "modern"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("modern"), "{err}");
+    assert!(err.contains("style-guide >=2.0.0"), "{err}");
+    assert!(err.contains("style-guide <2.0.0"), "{err}");
+    assert!(!err.contains("0.0.0 is forbidden"), "{err}");
+    // Nothing of the refused command is left behind.
+    assert_eq!(
+        std::fs::read_to_string(f.project.join("skills.lock")).unwrap(),
+        before
+    );
+    assert!(!installed(&f).contains(&"modern".to_string()));
+}
