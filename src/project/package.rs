@@ -10,7 +10,7 @@
 
 use super::manifest::ManifestErrorKind;
 use super::manifest::{parse_skill_table, Ctx, Dependency, ManifestError};
-use skillpm_core::archive::{unpack_to_memory_as, Format, Limits, MemEntry, UnpackError};
+use skillpm_core::archive::{read_top_file, Limits, UnpackError};
 use skillpm_core::checksum::Verified;
 use skillpm_core::name::SkillName;
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ use std::path::Path;
 pub const FILE: &str = "skill.toml";
 
 /// Largest `skill.toml` read: a list of dependencies, not a document.
-const MAX_BYTES: usize = 64 * 1024;
+const MAX_BYTES: u64 = 64 * 1024;
 
 /// What a package declares.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -79,19 +79,15 @@ impl PackageManifest {
         origin: &str,
         registries: &BTreeMap<String, String>,
     ) -> Result<Option<PackageManifest>, PackageManifestError> {
-        let bytes = tree.bytes();
-        let entries = unpack_to_memory_as(Format::of_package(bytes), bytes, &Limits::default())?;
-        let data = entries.into_iter().find_map(|e| match e {
-            MemEntry::File { path, data, .. } if path == FILE => Some(data),
-            _ => None,
-        });
-        let Some(data) = data else {
-            return Ok(None);
-        };
         let file = format!("{FILE} of {origin}");
-        if data.len() > MAX_BYTES {
-            return Err(PackageManifestError::TooLarge { file });
-        }
+        let data = match read_top_file(tree.bytes(), FILE, MAX_BYTES, &Limits::default()) {
+            Ok(Some(data)) => data,
+            Ok(None) => return Ok(None),
+            Err(UnpackError::TooLarge { .. }) => {
+                return Err(PackageManifestError::TooLarge { file })
+            }
+            Err(e) => return Err(e.into()),
+        };
         let text = String::from_utf8(data)
             .map_err(|_| PackageManifestError::NotUtf8 { file: file.clone() })?;
         Ok(Some(PackageManifest::parse(

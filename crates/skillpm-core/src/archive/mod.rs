@@ -26,8 +26,8 @@ pub use pack::{
     verify_tree,
 };
 pub use unpack::{
-    unpack, unpack_as, unpack_to_memory, unpack_to_memory_as, unpack_to_new_dir,
-    unpack_to_new_dir_as, unpack_to_new_dir_listed, MemEntry, MemoryTree,
+    read_top_file, unpack, unpack_as, unpack_to_memory, unpack_to_new_dir, unpack_to_new_dir_as,
+    unpack_to_new_dir_listed, MemEntry, MemoryTree,
 };
 
 use crate::checksum::Checksum;

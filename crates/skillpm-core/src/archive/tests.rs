@@ -1099,3 +1099,36 @@ fn memory_trees_are_judged_like_archives() {
         tar_dir(dir.path()).unwrap()
     );
 }
+
+/// A package's top-level file is found in a `.tar.gz` and in a plain tar,
+/// not in a subdirectory, never read past its cap, and a link by that
+/// name is refused rather than followed.
+#[test]
+fn read_top_file_finds_only_the_top_level_regular_file() {
+    let limits = Limits::default();
+    let entries: &[(&[u8], EntryType, &[u8])] = &[
+        (b"docs/skill.toml", EntryType::Regular, b"nested"),
+        (b"SKILL.md", EntryType::Regular, b"---\n"),
+        (b"skill.toml", EntryType::Regular, b"[dependencies]\n"),
+    ];
+    let tar_gz = archive(entries);
+    let mut plain = Vec::new();
+    GzDecoder::new(&tar_gz[..]).read_to_end(&mut plain).unwrap();
+    for bytes in [&tar_gz, &plain] {
+        let got = read_top_file(bytes, "skill.toml", 64, &limits).unwrap();
+        assert_eq!(got.as_deref(), Some(&b"[dependencies]\n"[..]));
+        assert_eq!(
+            read_top_file(bytes, "absent.toml", 64, &limits).unwrap(),
+            None
+        );
+        assert!(matches!(
+            read_top_file(bytes, "skill.toml", 4, &limits),
+            Err(UnpackError::TooLarge { size: 15, limit: 4 })
+        ));
+    }
+    let link = archive(&[(b"skill.toml", EntryType::Symlink, b"")]);
+    assert!(matches!(
+        read_top_file(&link, "skill.toml", 64, &limits),
+        Err(UnpackError::ForbiddenEntryType { .. })
+    ));
+}

@@ -505,24 +505,63 @@ fn unpack_into(
 /// cap first, then every entry), but keeps the tree in memory: for a
 /// tarball that is only unpacked to be re-packed ([`super::tar_entries`]).
 pub fn unpack_to_memory(bytes: &[u8], limits: &Limits) -> Result<Vec<MemEntry>, UnpackError> {
-    unpack_to_memory_as(Format::TarGz, bytes, limits)
-}
-
-/// [`unpack_to_memory`] for a `.tar.gz` or a plain tar (not a zip): a
-/// package as the installer holds it ([`Format::of_package`]).
-pub fn unpack_to_memory_as(
-    format: Format,
-    bytes: &[u8],
-    limits: &Limits,
-) -> Result<Vec<MemEntry>, UnpackError> {
-    check_input(format, bytes, None, limits)?;
+    check_input(Format::TarGz, bytes, None, limits)?;
     let mut unpacker = Unpacker::new(Path::new(""), limits);
     unpacker.memory = Some(Vec::new());
-    match format {
-        Format::TarGz => tar_gz_into(bytes, &mut unpacker, limits)?,
-        Format::Tar | Format::Zip => unpack_stream(&mut &bytes[..], &mut unpacker, limits)?,
-    }
+    tar_gz_into(bytes, &mut unpacker, limits)?;
     Ok(unpacker.memory.unwrap_or_default())
+}
+
+/// The regular file `name` at the top of a package (a `.tar.gz`, or the
+/// plain tar of a tree made here: [`Format::of_package`]), if it holds
+/// one, read only up to `max` bytes: a package's own manifest, looked up
+/// without unpacking the rest. A larger file is an error, as is a package
+/// over `limits`' input and unpacked caps.
+pub fn read_top_file(
+    bytes: &[u8],
+    name: &str,
+    max: u64,
+    limits: &Limits,
+) -> Result<Option<Vec<u8>>, UnpackError> {
+    let format = Format::of_package(bytes);
+    check_input(format, bytes, None, limits)?;
+    let reader: Box<dyn Read + '_> = match format {
+        Format::TarGz => Box::new(CappedReader {
+            inner: GzDecoder::new(bytes),
+            count: 0,
+            limit: limits.max_tar_bytes(),
+            tripped: false,
+        }),
+        _ => Box::new(bytes),
+    };
+    let mut archive = tar::Archive::new(reader);
+    for entry in archive.entries().map_err(UnpackError::Corrupt)? {
+        let entry = entry.map_err(UnpackError::Corrupt)?;
+        let path = entry.path_bytes();
+        let path = path.strip_prefix(b"./").unwrap_or(&path);
+        if path != name.as_bytes() {
+            continue;
+        }
+        if entry.header().entry_type() != EntryType::Regular {
+            return Err(UnpackError::ForbiddenEntryType {
+                path: name.to_string(),
+                kind: EntryKind::Other(entry.header().entry_type().as_byte()),
+            });
+        }
+        if entry.size() > max {
+            return Err(UnpackError::TooLarge {
+                size: entry.size(),
+                limit: max,
+            });
+        }
+        let mut data = Vec::with_capacity(entry.size() as usize);
+        entry
+            .take(max)
+            .read_to_end(&mut data)
+            .map_err(UnpackError::Corrupt)?;
+        return Ok(Some(data));
+    }
+    Ok(None)
 }
 
 fn tar_gz_into(
