@@ -504,8 +504,12 @@ fn parse_dependency(
         return Ok(Dependency::WellKnown { index });
     }
     if let Some(git) = d.git {
-        if d.version.is_some() {
-            return Err(conflict("git", "version"));
+        if let Some(v) = d.version {
+            // A semver requirement over the repository's tags.
+            if let Some(r) = d.ref_key {
+                return Err(conflict("version", r));
+            }
+            d.reference = Some(GitRef::Version(v));
         }
         if d.registry.is_some() {
             return Err(conflict("git", "registry"));

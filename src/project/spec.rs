@@ -406,13 +406,7 @@ impl Spec {
         if let Some(rest) = s.strip_prefix("git+") {
             let (url, reference) = split_ref(rest);
             let url = GitUrl::parse(url)?;
-            let reference = match reference {
-                Some(r) => {
-                    check_ref(r)?;
-                    Some(GitRef::Unspecified(r.to_string()))
-                }
-                None => None,
-            };
+            let reference = reference.map(parse_git_ref).transpose()?;
             return Ok(Spec::Git { url, reference });
         }
         if s == "."
@@ -443,13 +437,7 @@ impl Spec {
         }
         if s.contains('/') {
             let (body, reference) = split_ref(s);
-            let reference = match reference {
-                Some(r) => {
-                    check_ref(r)?;
-                    Some(GitRef::Unspecified(r.to_string()))
-                }
-                None => None,
-            };
+            let reference = reference.map(parse_git_ref).transpose()?;
             return Ok(Spec::GitHub {
                 shorthand: GitHubShorthand::parse(body)?,
                 reference,
@@ -548,6 +536,19 @@ fn looks_scp(s: &str) -> bool {
 
 /// Validates a git ref; refs become git arguments, so the spec allowlist
 /// applies to them even when they come from the manifest.
+/// The text after a git spec's `@`: a semver requirement over the
+/// repository's tags when it starts the way only a requirement can (`^`,
+/// `~`, `=`, `<`, `>`, `*`: characters git refuses in ref names, or that
+/// no tag begins with), else a ref.
+fn parse_git_ref(r: &str) -> Result<GitRef, SpecError> {
+    if r.starts_with(['^', '~', '=', '<', '>', '*']) {
+        parse_version_req(r)?;
+        return Ok(GitRef::Version(r.to_string()));
+    }
+    check_ref(r)?;
+    Ok(GitRef::Unspecified(r.to_string()))
+}
+
 pub fn check_ref(r: &str) -> Result<(), SpecError> {
     check_chars("git ref", r)?;
     if r.starts_with('-') {

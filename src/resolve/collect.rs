@@ -462,6 +462,14 @@ impl Collected<'_> {
                 dep: Dependency::Registry { req, .. },
                 ..
             } => req::ranges(req),
+            Want::Declared {
+                dep:
+                    Dependency::Git {
+                        reference: Some(r @ GitRef::Version(_)),
+                        ..
+                    },
+                ..
+            } => r.version_req().map_or_else(Set::full, |q| req::ranges(&q)),
             Want::Declared { .. } => Set::full(),
             Want::Locked => self
                 .old

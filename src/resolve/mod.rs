@@ -83,6 +83,9 @@ pub(crate) fn still_matches(
             u.redacted() == url.redacted()
                 && match reference {
                     Some(GitRef::Rev(r)) => commit.starts_with(r.as_str()),
+                    Some(r @ GitRef::Version(_)) => {
+                        r.version_req().is_some_and(|q| q.matches(&locked.version))
+                    }
                     _ => true,
                 }
                 && locked.path.as_deref() == path.as_deref()

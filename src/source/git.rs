@@ -88,6 +88,8 @@ fn want_of(reference: Option<&GitRef>) -> Want {
         Some(GitRef::Tag(t)) => Want::Refs(vec![format!("refs/tags/{t}")]),
         Some(GitRef::Branch(b)) => Want::Refs(vec![format!("refs/heads/{b}")]),
         Some(GitRef::Unspecified(x) | GitRef::Rev(x)) => Want::Refs(named(x)),
+        // Every tag's tip, to choose among ([`version_tag`]).
+        Some(GitRef::Version(_)) => Want::Refs(vec!["refs/tags/*".into()]),
     }
 }
 
@@ -111,6 +113,7 @@ fn resolve_ref(repo: &Path, url: &GitUrl, r: Option<&GitRef>) -> Result<String, 
         Some(GitRef::Tag(t)) => vec![format!("refs/tags/{t}")],
         Some(GitRef::Branch(b)) => vec![format!("refs/heads/{b}")],
         Some(GitRef::Rev(c)) => vec![c.clone()],
+        Some(GitRef::Version(_)) => Vec::new(),
         Some(GitRef::Unspecified(x)) => vec![
             format!("refs/tags/{x}"),
             format!("refs/heads/{x}"),
@@ -282,6 +285,44 @@ impl GitSource {
             .cloned()
     }
 
+    /// The highest tag of `url` that `r` (a [`GitRef::Version`]) matches,
+    /// for the skill `name`: every tag's tip is fetched (without history),
+    /// then chosen among in the clone.
+    async fn version_tag(
+        &self,
+        url: &GitUrl,
+        r: &GitRef,
+        name: Option<&str>,
+    ) -> Result<(String, semver::Version), SourceError> {
+        let req = r.version_req().unwrap_or(semver::VersionReq::STAR);
+        let repo = self.fetched(url, want_of(Some(r))).await?;
+        let u = url.clone();
+        let tags = self
+            .blocking(move |_| {
+                if !is_repo(&repo) {
+                    return Ok(Vec::new());
+                }
+                Ok(objects::tags(&objects::open(&repo, &u)?.to_thread_local()))
+            })
+            .await?;
+        version_tag(&tags, name, &req).ok_or_else(|| {
+            let mut available: Vec<&str> = tags.iter().map(String::as_str).collect();
+            available.sort_unstable();
+            SourceError::NoMatch {
+                name: format!(
+                    "{} (tags of {})",
+                    name.unwrap_or("the skill"),
+                    url.redacted()
+                ),
+                req: req.to_string(),
+                available: match available.is_empty() {
+                    true => "no tags".into(),
+                    false => available.join(", "),
+                },
+            }
+        })
+    }
+
     /// Makes sure the clone of `url` holds `commit`, fetching it once per
     /// run when it does not; says whether it asked the server.
     async fn present(&self, url: &GitUrl, commit: &str) -> Result<bool, SourceError> {
@@ -390,7 +431,15 @@ impl GitSource {
         if self.offline {
             return Err(SourceError::Offline(format!("listing {}", url.redacted())));
         }
-        let commit = self.commit_of(url, reference).await?;
+        // A range lists the repository at its highest plain version tag;
+        // each skill is then resolved by its own name.
+        let tagged = match reference {
+            Some(r @ GitRef::Version(_)) => {
+                Some(GitRef::Tag(self.version_tag(url, r, None).await?.0))
+            }
+            _ => None,
+        };
+        let commit = self.commit_of(url, tagged.as_ref().or(reference)).await?;
         let shared = self.shared(url, &commit).await?;
         let (u, c, limits) = (url.clone(), commit.clone(), self.limits.clone());
         let found = self
@@ -422,6 +471,35 @@ impl GitSource {
 
 /// The key of the skill at `subpath` of `commit` in [`GitSource::pack`]'s
 /// memo.
+/// The highest of `tags` whose version `req` matches, with that version.
+/// A tag is read as `v1.2.3` or `1.2.3`, or, in a repository that tags
+/// its skills one by one, as `NAME-v1.2.3`, `NAME-1.2.3`, `NAME@1.2.3` or
+/// `NAME/v1.2.3` for the skill `name`: when any tag names the skill that
+/// way, only those count. Pre-releases match as semver matches them
+/// (only when the requirement names that pre-release series).
+fn version_tag(
+    tags: &[String],
+    name: Option<&str>,
+    req: &semver::VersionReq,
+) -> Option<(String, semver::Version)> {
+    let plain = |t: &str| semver::Version::parse(t.strip_prefix('v').unwrap_or(t)).ok();
+    let own = |t: &str| {
+        let rest = t.strip_prefix(name?)?;
+        let rest = ["-", "@", "/"].iter().find_map(|s| rest.strip_prefix(s))?;
+        plain(rest)
+    };
+    let mut versioned: Vec<(&String, semver::Version)> =
+        tags.iter().filter_map(|t| Some((t, own(t)?))).collect();
+    if versioned.is_empty() {
+        versioned = tags.iter().filter_map(|t| Some((t, plain(t)?))).collect();
+    }
+    versioned
+        .into_iter()
+        .filter(|(_, v)| req.matches(v))
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+        .map(|(t, v)| (t.clone(), v))
+}
+
 fn pack_key(url: &GitUrl, commit: &str, subpath: Option<&str>) -> String {
     format!("{}#{commit}:{}", url.redacted(), subpath.unwrap_or("."))
 }
@@ -451,12 +529,26 @@ impl Source for GitSource {
         );
         let cell = memo(&self.resolved, key);
         cell.get_or_try_init(|| async {
+            let (reference, tagged) = match reference {
+                Some(r @ GitRef::Version(_)) => {
+                    let name = req
+                        .name
+                        .map(|n| n.as_str())
+                        .or_else(|| sub.as_deref().and_then(|s| s.rsplit('/').next()));
+                    let (tag, version) = self.version_tag(url, r, name).await?;
+                    (Some(GitRef::Tag(tag)), Some(version))
+                }
+                other => (other.clone(), None),
+            };
             let commit = self.commit_of(url, reference.as_ref()).await?;
             let p = self.pack(url, &commit, sub.as_deref()).await?;
             Ok(Resolution {
                 locked: LockedSkill {
                     name: p.name,
-                    version: p.version,
+                    // Chosen by its tag's version, the skill is locked at
+                    // it, so the requirement can be checked against the
+                    // lock.
+                    version: tagged.unwrap_or(p.version),
                     source: LockedSource::Git {
                         url: url.clone(),
                         commit,
@@ -510,6 +602,32 @@ impl Source for GitSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_takes_the_highest_matching_tag_and_a_skills_own_tags_first() {
+        let tags: Vec<String> = [
+            "v1.0.0",
+            "1.4.0",
+            "v2.0.0",
+            "v1.5.0-rc.1",
+            "latest",
+            "pdf-v0.3.0",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        let req = |r: &str| semver::VersionReq::parse(r).unwrap();
+        let pick = |name: Option<&str>, r: &str| version_tag(&tags, name, &req(r)).map(|(t, _)| t);
+        assert_eq!(pick(None, "^1").as_deref(), Some("1.4.0"));
+        assert_eq!(
+            pick(None, ">=1.5.0-rc.1, <2").as_deref(),
+            Some("v1.5.0-rc.1")
+        );
+        assert_eq!(pick(Some("docx"), "*").as_deref(), Some("v2.0.0"));
+        assert_eq!(pick(Some("pdf"), "*").as_deref(), Some("pdf-v0.3.0"));
+        assert_eq!(pick(Some("pdf"), "^1"), None);
+        assert_eq!(pick(None, "^3"), None);
+    }
 
     #[test]
     fn only_what_may_name_a_commit_asks_for_the_whole_history() {

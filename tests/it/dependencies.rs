@@ -295,3 +295,97 @@ fn registry_requirements_meet_or_the_conflict_names_both_chains() {
     );
     assert!(!installed(&f).contains(&"modern".to_string()));
 }
+
+/// The commit a tag of `repo` points at.
+fn tag_commit(repo: &Path, tag: &str) -> String {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", &format!("{tag}^{{commit}}")])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn locked(project: &Path, name: &str) -> toml::Value {
+    lock_skills(project)
+        .into_iter()
+        .find(|s| s["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("{name} is not locked"))
+}
+
+/// `owner/repo@^1` (here `git+URL@^1`) takes the highest tag the range
+/// allows, skipping pre-releases; the lock pins its commit and records
+/// its version; a monorepo's per-skill tags (`NAME-v1.2.3`) win over
+/// plain ones; a dependency can name a range the same way.
+#[test]
+fn semver_ranges_choose_among_a_repositorys_tags() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    f.ok(&["init"]);
+    let repo = f.root().join("tagged");
+    skill(&f, &repo, "house-style", None);
+    commit_all(&repo);
+    for (i, tag) in ["v1.0.0", "v1.1.0", "v2.0.0", "v2.1.0-rc.1"]
+        .iter()
+        .enumerate()
+    {
+        f.write(&repo, "skills/house-style/notes.md", format!("release {i}"));
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", tag]);
+        git(&repo, &["tag", tag]);
+    }
+    let spec = format!("{}@^1", url(&repo));
+    f.ok(&["add", &spec, "--skill", "house-style"]);
+    let l = locked(&f.project, "house-style");
+    assert_eq!(l["version"].as_str(), Some("1.1.0"));
+    let source = l["source"].as_str().unwrap();
+    assert!(source.ends_with(&tag_commit(&repo, "v1.1.0")), "{source}");
+    let manifest = std::fs::read_to_string(f.project.join("skills.toml")).unwrap();
+    assert!(manifest.contains("version = \"^1\""), "{manifest}");
+
+    // A new tag in range: `install` keeps the lock, `update` takes it.
+    f.write(&repo, "skills/house-style/notes.md", "release 1.2");
+    git(&repo, &["commit", "-qam", "1.2"]);
+    git(&repo, &["tag", "v1.2.0"]);
+    f.ok(&["install"]);
+    assert_eq!(
+        locked(&f.project, "house-style")["version"].as_str(),
+        Some("1.1.0")
+    );
+    f.ok(&["update"]);
+    assert_eq!(
+        locked(&f.project, "house-style")["version"].as_str(),
+        Some("1.2.0")
+    );
+
+    // Per-skill tags of a monorepo count before plain ones, and a
+    // dependency may ask for a range of them.
+    git(&repo, &["tag", "house-style-v3.0.0"]);
+    git(&repo, &["tag", "other-v9.0.0"]);
+    let app = f.root().join("app");
+    skill(
+        &f,
+        &app,
+        "app",
+        Some(&format!(
+            "house-style = {{ git = \"file://{}\", version = \">=3\", path = \"skills/house-style\" }}",
+            repo.display()
+        )),
+    );
+    commit_all(&app);
+    f.ok(&["remove", "house-style"]);
+    f.ok(&["add", &url(&app), "--skill", "app"]);
+    let l = locked(&f.project, "house-style");
+    assert_eq!(l["version"].as_str(), Some("3.0.0"));
+
+    // Nothing in range: the error lists the tags there are.
+    let out = f.skillpm(&[
+        "add",
+        &format!("{}@^7", url(&repo)),
+        "--skill",
+        "house-style",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("^7") && err.contains("v1.2.0"), "{err}");
+}

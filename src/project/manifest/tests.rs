@@ -134,9 +134,9 @@ fn errors_name_file_and_line() {
             "starts with '-'",
         ),
         (
-            "[skills]\na = { git = \"https://h/x\", version = \"1\" }\n",
+            "[skills]\na = { git = \"https://h/x\", version = \"1\", tag = \"v1\" }\n",
             2,
-            "`git` and `version`",
+            "`version` and `tag`",
         ),
         (
             "[skills]\na = { git = \"https://h/x\", path = \"../up\" }\n",

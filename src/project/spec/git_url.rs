@@ -14,6 +14,10 @@ pub enum GitRef {
     Tag(String),
     Branch(String),
     Rev(String),
+    /// A semver requirement over the repository's version tags (`v1.2.3`,
+    /// `1.2.3`, or a monorepo's `NAME-v1.2.3`), checked when parsed: the
+    /// highest matching tag is taken.
+    Version(String),
 }
 
 /// Which transport a [`GitUrl`] uses; only these are ever handed to git.
@@ -45,7 +49,11 @@ impl GitRef {
     /// The ref text as git should receive it.
     pub fn as_str(&self) -> &str {
         match self {
-            GitRef::Unspecified(s) | GitRef::Tag(s) | GitRef::Branch(s) | GitRef::Rev(s) => s,
+            GitRef::Unspecified(s)
+            | GitRef::Tag(s)
+            | GitRef::Branch(s)
+            | GitRef::Rev(s)
+            | GitRef::Version(s) => s,
         }
     }
 
@@ -56,6 +64,15 @@ impl GitRef {
             GitRef::Tag(_) => "tag",
             GitRef::Branch(_) => "branch",
             GitRef::Rev(_) => "rev",
+            GitRef::Version(_) => "version",
+        }
+    }
+
+    /// The requirement of a [`GitRef::Version`].
+    pub fn version_req(&self) -> Option<semver::VersionReq> {
+        match self {
+            GitRef::Version(r) => semver::VersionReq::parse(r).ok(),
+            _ => None,
         }
     }
 }

@@ -448,3 +448,35 @@ fn parses_registry_choices() {
         assert!(RegistryChoice::parse(bad).is_err(), "{bad}");
     }
 }
+
+/// After a git spec's `@`, what only a requirement can start with is a
+/// semver range over the repository's tags; anything else stays a ref,
+/// and a broken range is refused as a requirement.
+#[test]
+fn a_git_ref_that_reads_as_a_requirement_is_a_tag_range() {
+    let reference = |s: &str| match Spec::parse(s).unwrap() {
+        Spec::Git { reference, .. } | Spec::GitHub { reference, .. } => reference.unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(reference("acme/skills@^1"), GitRef::Version("^1".into()));
+    assert_eq!(
+        reference("git+https://h/r.git@~1.2"),
+        GitRef::Version("~1.2".into())
+    );
+    assert_eq!(
+        reference("acme/skills@=2.0.0"),
+        GitRef::Version("=2.0.0".into())
+    );
+    assert_eq!(
+        reference("acme/skills@v1.2.0"),
+        GitRef::Unspecified("v1.2.0".into())
+    );
+    assert_eq!(
+        reference("acme/skills@1.2.0"),
+        GitRef::Unspecified("1.2.0".into())
+    );
+    assert!(matches!(
+        Spec::parse("acme/skills@^x"),
+        Err(SpecError::BadVersionReq { .. })
+    ));
+}

@@ -96,3 +96,16 @@ pub(super) fn tree_of(repo: &gix::Repository, commit: &str) -> Option<ObjectId> 
         .ok()
         .map(|t| t.detach())
 }
+
+/// The names of the clone's tags (`v1.2.0`, not `refs/tags/v1.2.0`).
+pub(super) fn tags(repo: &gix::Repository) -> Vec<String> {
+    let Ok(refs) = repo.references() else {
+        return Vec::new();
+    };
+    let Ok(tags) = refs.tags() else {
+        return Vec::new();
+    };
+    tags.filter_map(Result::ok)
+        .map(|r| r.name().shorten().to_string())
+        .collect()
+}
