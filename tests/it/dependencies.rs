@@ -389,3 +389,48 @@ fn semver_ranges_choose_among_a_repositorys_tags() {
     let err = stderr(&out);
     assert!(err.contains("^7") && err.contains("v1.2.0"), "{err}");
 }
+
+/// What the agent sees: `status` carries the edges, says who needs a
+/// skill, and a skill whose dependency is gone is not eligible, nor is
+/// what needs it in turn.
+#[test]
+fn status_skips_a_skill_whose_dependency_is_missing() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    f.ok(&["init"]);
+    let (main, _) = repos(&f);
+    f.ok(&["add", &url(&main), "--skill", "app"]);
+    let status = f.status_json();
+    let skill = |name: &str| {
+        status["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(skill("app")["state"], "eligible");
+    assert_eq!(
+        skill("app")["dependencies"],
+        serde_json::json!(["helper", "style"])
+    );
+    assert_eq!(
+        skill("style")["needed_by"],
+        serde_json::json!(["app", "helper"])
+    );
+    assert!(f.ok(&["status"]).contains("(needed by app, helper)"));
+
+    std::fs::remove_dir_all(f.project_root().join("style")).unwrap();
+    let status = f.status_json();
+    for name in ["app", "helper"] {
+        let s = status["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap();
+        assert_eq!(s["state"], "skipped", "{s}");
+        assert_eq!(s["reason"]["code"], "missing-dependency", "{s}");
+    }
+}

@@ -62,6 +62,10 @@ pub struct SkillEntry {
     /// The same skill in roots of lower precedence: directories there
     /// that are links to this one's tree ([`merge_links`]).
     pub linked_from: Vec<PathBuf>,
+    /// The skills its `skill.toml` says it needs ([`needs`]).
+    pub dependencies: Vec<String>,
+    /// The eligible skills that need this one.
+    pub needed_by: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -238,6 +242,8 @@ impl Catalog {
                     "installed": s.installed,
                     "path": s.path,
                     "linked_from": s.linked_from,
+                    "dependencies": s.dependencies,
+                    "needed_by": s.needed_by,
                     "root": self.roots.get(s.root).map(|r| &r.path),
                     "scope": s.scope.as_str(),
                     "state": s.state.as_str(),
@@ -275,6 +281,7 @@ fn entry(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let scope = roots.get(f.root).map(|r| r.scope).unwrap_or(Scope::Extra);
+    let dependencies = needs(&f.dir);
     let mut e = SkillEntry {
         command: f.command,
         name: dir_name.clone(),
@@ -294,6 +301,8 @@ fn entry(
         brief: String::new(),
         tools: ToolRefs::default(),
         linked_from: Vec::new(),
+        dependencies,
+        needed_by: Vec::new(),
     };
     match doc {
         Ok(doc) => {
@@ -410,6 +419,78 @@ fn evaluate(skills: &mut [SkillEntry], disabled: &[String], probe: &Probe, tools
         }
     }
     resolve_conflicts(skills);
+    resolve_dependencies(skills);
+}
+
+/// The names a skill's `skill.toml` lists under `[dependencies]` (the
+/// package manager's file; its values are the package manager's concern,
+/// the names are the agent's). None when there is no such file or it does
+/// not parse: the package manager reports that, and loading stays lenient.
+fn needs(dir: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(dir.join("skill.toml")) else {
+        return Vec::new();
+    };
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = doc
+        .get("dependencies")
+        .and_then(toml::Value::as_table)
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// An eligible skill needs each of its dependencies eligible too; one
+/// whose dependency is missing or not eligible is skipped with
+/// `missing-dependency`, which may in turn skip what needs it, until
+/// nothing changes. Then each eligible skill learns who needs it.
+fn resolve_dependencies(skills: &mut [SkillEntry]) {
+    if skills.iter().all(|s| s.dependencies.is_empty()) {
+        return;
+    }
+    loop {
+        let eligible: HashSet<String> = skills
+            .iter()
+            .filter(|s| s.state == State::Eligible)
+            .flat_map(|s| [s.name.clone(), s.command.clone()])
+            .collect();
+        let mut changed = false;
+        for s in skills.iter_mut().filter(|s| s.state == State::Eligible) {
+            if let Some(d) = s.dependencies.iter().find(|d| !eligible.contains(*d)) {
+                s.state = State::Skipped;
+                s.reason = Some(Reason::new(
+                    "missing-dependency",
+                    format!("needs `{d}`, which is not installed or not eligible"),
+                ));
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut needed_by: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in skills.iter().filter(|s| s.state == State::Eligible) {
+        for d in &s.dependencies {
+            needed_by
+                .entry(d.clone())
+                .or_default()
+                .push(s.command.clone());
+        }
+    }
+    for s in skills.iter_mut().filter(|s| s.state == State::Eligible) {
+        let mut by: Vec<String> = [&s.name, &s.command]
+            .into_iter()
+            .filter_map(|id| needed_by.get(id))
+            .flatten()
+            .cloned()
+            .collect();
+        by.sort();
+        by.dedup();
+        s.needed_by = by;
+    }
 }
 
 /// Among eligible skills, the one with higher precedence (later root; in
@@ -548,9 +629,16 @@ pub fn render_human(cat: &Catalog) -> Styled {
                 true => String::new(),
                 false => format!(" (also in {})", linked.join(", ")),
             };
+            let needed = match s.needed_by.is_empty() {
+                true => String::new(),
+                false => format!(" (needed by {})", s.needed_by.join(", ")),
+            };
             out.push(
                 Tone::Plain,
-                &format!("  {:<width$}  {detail}{version}{linked}\n", s.command),
+                &format!(
+                    "  {:<width$}  {detail}{version}{linked}{needed}\n",
+                    s.command
+                ),
             );
             for w in &s.warnings {
                 let at = w.line.map(|l| format!(":{l}")).unwrap_or_default();
