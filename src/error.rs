@@ -26,6 +26,8 @@ pub enum Error {
     Fs(Box<crate::fs::FsError>),
     #[error(transparent)]
     Dependency(Box<crate::resolve::DependencyError>),
+    #[error(transparent)]
+    Journal(Box<crate::install::journal::JournalError>),
     #[error("{skipped} of the {total} skills of {origin} cannot be installed (each named above); without --strict they are skipped")]
     Uninstallable {
         origin: String,
@@ -116,6 +118,7 @@ boxed_from! {
     Registry: crate::source::registry::client::RegistryError,
     Credentials: crate::source::registry::credentials::CredentialsError,
     Fs: crate::fs::FsError,
+    Journal: crate::install::journal::JournalError,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -71,41 +71,91 @@ impl Synced {
         }
         Ok(())
     }
+
+    /// Renames the file meant for `target` over it now, ahead of the
+    /// others (the install journal, which must be in place before the
+    /// trees it describes change).
+    pub fn persist_one(&mut self, target: &Path) -> Result<(), FsError> {
+        if let Some(i) = self.0.iter().position(|(p, _)| p == target) {
+            let (path, tmp) = self.0.remove(i);
+            tmp.persist(&path)
+                .map_err(|e| fs_err("replace", &path)(e.error))?;
+        }
+        Ok(())
+    }
+}
+
+/// Files written beside their targets and not yet synced: the first
+/// step of [`write_synced`], for a caller that must learn the temporary
+/// files' names (the install journal names them) before the one sync.
+#[derive(Debug)]
+pub struct Written(Vec<(PathBuf, tempfile::NamedTempFile)>);
+
+impl Written {
+    /// Each file's target and the temporary file beside it.
+    pub fn temp_paths(&self) -> impl Iterator<Item = (&Path, &Path)> {
+        self.0.iter().map(|(p, t)| (p.as_path(), t.path()))
+    }
+
+    /// Writes one more file, synced with the others.
+    pub fn add(&mut self, path: &Path, contents: &str) -> Result<(), FsError> {
+        let tmp = stage(path, contents.as_bytes(), PENDING).map_err(fs_err("write", path))?;
+        self.0.push((path.to_path_buf(), tmp));
+        Ok(())
+    }
+
+    /// Syncs every file (see [`write_synced`]).
+    pub fn sync(self) -> Result<Synced, FsError> {
+        // Every file's writeback starts before the first sync, so on ext4
+        // their blocks join one journal transaction: the first sync's
+        // commit takes them all, and the later syncs find their files
+        // committed. Without it a lock and a manifest cost two commits;
+        // with it, syncing in turn on this thread is as fast as side by
+        // side on two threads, and starts no thread. Only a hint: the
+        // syncs are what make each file durable, on any file system.
+        for (_, tmp) in &self.0 {
+            start_writeback(tmp.as_file());
+        }
+        for (path, tmp) in &self.0 {
+            tmp.as_file().sync_all().map_err(fs_err("sync", path))?;
+        }
+        Ok(Synced(self.0))
+    }
+}
+
+/// Writes `files` beside their targets, unsynced ([`Written`]).
+pub fn write_unsynced(files: &[(&Path, &str)]) -> Result<Written, FsError> {
+    let mut written = Written(Vec::with_capacity(files.len()));
+    for (path, contents) in files {
+        written.add(path, contents)?;
+    }
+    Ok(written)
 }
 
 /// Writes `files` beside their targets and syncs them all (see
 /// [`write_atomic_all`]).
 pub fn write_synced(files: &[(&Path, &str)]) -> Result<Synced, FsError> {
-    let mut staged = Vec::with_capacity(files.len());
-    for (path, contents) in files {
-        let tmp = stage(path, contents.as_bytes(), PENDING).map_err(fs_err("write", path))?;
-        staged.push((*path, tmp));
-    }
-    // Every file's writeback starts before the first sync, so on ext4
-    // their blocks join one journal transaction: the first sync's commit
-    // takes them all, and the later syncs find their files committed.
-    // Without it a lock and a manifest cost two commits; with it,
-    // syncing in turn on this thread is as fast as side by side on two
-    // threads, and starts no thread. Only a hint: the syncs are what make
-    // each file durable, on any file system.
-    for (_, tmp) in &staged {
-        start_writeback(tmp.as_file());
-    }
-    for (path, tmp) in &staged {
-        tmp.as_file().sync_all().map_err(fs_err("sync", path))?;
-    }
-    Ok(Synced(
-        staged
-            .into_iter()
-            .map(|(path, tmp)| (path.to_path_buf(), tmp))
-            .collect(),
-    ))
+    write_unsynced(files)?.sync()
+}
+
+/// Makes the entries of `dir` durable (a rename into it, say), where a
+/// directory can be synced; elsewhere the file system's own ordering of
+/// metadata is all there is.
+pub fn sync_dir(dir: &Path) -> Result<(), FsError> {
+    #[cfg(unix)]
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(fs_err("sync", dir))?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// The prefix of the files [`write_atomic_all`] stages beside a project's
 /// lock and manifest. A run killed (Ctrl-C included) between staging and
-/// renaming leaves them behind; the next run that holds the project lock
-/// removes them ([`sweep_pending`]).
+/// renaming leaves them behind: the install journal names those it will
+/// still rename (`crate::install::journal`); the next run that holds the
+/// project lock removes the rest ([`sweep_pending`]).
 pub const PENDING: &str = ".skillpm-pending-";
 
 /// Removes the [`PENDING`] files in `dir`, which only a run that was

@@ -25,6 +25,11 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let env = Environment::from_process(cli.project.clone()).context("cannot start")?;
+    // Whatever the command, an interrupted install is settled first, so
+    // it reads (and the agent sees) one whole state.
+    for done in ops::recover(&env, &ops::Options::default())? {
+        eprint_line(&done.to_string());
+    }
     match cli.command {
         Command::Status {
             json,

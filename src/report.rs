@@ -28,6 +28,11 @@ pub enum Event {
     Warning {
         message: String,
     },
+    /// What became of a run that was interrupted (its journal finished or
+    /// rolled back), one line.
+    Recovered {
+        message: String,
+    },
 }
 
 pub trait Reporter: Sync {

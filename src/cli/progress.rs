@@ -42,6 +42,7 @@ fn line_for(event: &Event, tty: bool) -> Option<(String, bool)> {
     let (line, always) = match event {
         // Warnings are shown even with --quiet.
         Event::Warning { message } => (format!("warning: {message}"), true),
+        Event::Recovered { message } => (message.clone(), true),
         Event::Downloading { name, version } if !tty => {
             (format!("Downloading {name}@{version}"), false)
         }

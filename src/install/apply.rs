@@ -13,12 +13,14 @@ use crate::project::lockfile::LockedSkill;
 use skillpm_core::name::SkillName;
 use std::path::Path;
 
-/// Swaps every staged tree into `root`, in order. Returns the first
-/// error; skills swapped before it stay installed (each is complete,
-/// carries its marker, and the lock is only written after every install
-/// succeeded), and the staged trees not swapped are deleted.
+/// Swaps every staged tree into `root`, in order, each by way of
+/// `parked` (see [`super::journal`]): the staged tree is moved to
+/// `parked/NAME`, then swapped with the installed one (or renamed into
+/// place), so the old tree is left at `parked/NAME` until the run ends.
+/// Returns the first error; the staged trees not swapped are deleted.
 pub fn install_all(
     root: &WriteDir,
+    parked: &Path,
     items: Vec<(&LockedSkill, Staged)>,
     stamps: &mut Stamps,
 ) -> Result<(), InstallError> {
@@ -27,14 +29,10 @@ pub fn install_all(
         if dest.exists() && Marker::read(&dest).is_none() {
             return Err(InstallError::Foreign { path: dest });
         }
-        if dest.exists() {
-            exchange(staged.dir.path(), &dest)?;
-            // The staging directory now holds the old tree; dropping
-            // `staged` deletes it.
-        } else {
-            std::fs::rename(staged.dir.path(), &dest).map_err(fs_err("rename into", &dest))?;
-            let _ = staged.dir.keep();
-        }
+        let new = parked.join(skill.name.as_str());
+        std::fs::rename(staged.dir.path(), &new).map_err(fs_err("move", staged.dir.path()))?;
+        let _ = staged.dir.keep();
+        put(&new, &dest)?;
         if let Some(f) = &staged.stamp {
             stamps.set(skill.name.as_str(), &skill.checksum, f);
         }
@@ -42,20 +40,32 @@ pub fn install_all(
     Ok(())
 }
 
-/// Removes an installed skill (only if it carries our marker). The tree is
-/// first renamed aside so a crash never leaves a half-deleted skill visible.
-pub fn remove_one(root: &WriteDir, name: &SkillName) -> Result<bool, InstallError> {
+/// Puts the entry `new` at `dest`: swapped with what is there, so whoever
+/// looks at `dest` sees the old entry or the new one, never neither (the
+/// old one is left at `new`), or renamed there.
+fn put(new: &Path, dest: &Path) -> Result<(), crate::fs::FsError> {
+    if std::fs::symlink_metadata(dest).is_ok() {
+        exchange(new, dest)
+    } else {
+        std::fs::rename(new, dest).map_err(fs_err("rename into", dest))
+    }
+}
+
+/// Removes an installed skill (only if it carries our marker): moves it
+/// to `parked/NAME`, deleted with `parked` once the run ends, so a crash
+/// never leaves a half-deleted skill visible and a rollback can put it
+/// back.
+pub fn remove_one(root: &WriteDir, parked: &Path, name: &SkillName) -> Result<bool, InstallError> {
     let dest = root.join(name.as_str());
     if Marker::read(&dest).is_none() {
         return Ok(false);
     }
-    let trash = root.join(format!(
-        "{STAGING_PREFIX}trash-{name}-{}",
-        std::process::id()
-    ));
-    std::fs::rename(&dest, &trash).map_err(fs_err("move aside", &dest))?;
-    std::fs::remove_dir_all(&trash).map_err(fs_err("remove", &trash))?;
+    park(&dest, &parked.join(name.as_str()))?;
     Ok(true)
+}
+
+fn park(dest: &Path, parked: &Path) -> Result<(), crate::fs::FsError> {
+    std::fs::rename(dest, parked).map_err(fs_err("move aside", dest))
 }
 
 /// Deletes staging and trash directories left by an interrupted run.
@@ -72,11 +82,13 @@ pub fn sweep_leftovers(root: &WriteDir) {
 
 /// Points `root/<skill>` at the tree written in `primary`: a relative
 /// symlink, or in [`LinkMode::Copy`] a copy of that tree (marker included,
-/// so it is verified like any install). Made beside the destination and
-/// swapped in, so the entry is always the old one or the new one. Only
-/// replaces what is ours: an entry with our marker, or our own link.
+/// so it is verified like any install). Made at `parked/<skill>` and put in
+/// place as [`install_all`] puts a tree, so the entry is always the old one
+/// or the new one. Only replaces what is ours: an entry with our marker,
+/// or our own link.
 pub fn link_one(
     root: &WriteDir,
+    parked: &Path,
     primary: &Path,
     skill: &LockedSkill,
     mode: LinkMode,
@@ -89,12 +101,7 @@ pub fn link_one(
     if present && Marker::read(&dest).is_none() && !is_link_to(&dest, &target) {
         return Err(InstallError::Foreign { path: dest });
     }
-    std::fs::create_dir_all(root).map_err(fs_err("create", root))?;
-    let staging = tempfile::Builder::new()
-        .prefix(&format!("{STAGING_PREFIX}link-{name}-"))
-        .tempdir_in(root)
-        .map_err(fs_err("create staging directory in", root))?;
-    let tmp = staging.path().join(name);
+    let tmp = parked.join(name);
     match mode {
         LinkMode::Symlink => {
             symlink_dir(&target, &tmp).map_err(fs_err("create the link", &tmp))?;
@@ -107,25 +114,20 @@ pub fn link_one(
     let stamp = (mode == LinkMode::Copy)
         .then(|| crate::fs::fingerprint::of_tree(&tmp, &[MARKER]))
         .flatten();
-    if present {
-        // The old entry lands in `staging`, which is deleted on drop
-        // (removing a directory never follows a symlink inside it).
-        exchange(&tmp, &dest)?;
-    } else {
-        std::fs::rename(&tmp, &dest).map_err(fs_err("rename into", &dest))?;
-    }
+    put(&tmp, &dest)?;
     if let Some(f) = stamp {
         stamps.set(name, &skill.checksum, &f);
     }
     Ok(())
 }
 
-/// Removes our link or copy `root/<name>` (see [`link_one`]).
-pub fn unlink_one(root: &WriteDir, name: &SkillName) -> Result<bool, InstallError> {
+/// Removes our link or copy `root/<name>` (see [`link_one`]) into
+/// `parked`.
+pub fn unlink_one(root: &WriteDir, parked: &Path, name: &SkillName) -> Result<bool, InstallError> {
     let dest = root.join(name.as_str());
     if is_symlink(&dest) {
-        std::fs::remove_file(&dest).map_err(fs_err("remove", &dest))?;
+        park(&dest, &parked.join(name.as_str()))?;
         return Ok(true);
     }
-    remove_one(root, name)
+    remove_one(root, parked, name)
 }

@@ -12,6 +12,7 @@
 //! its destination; [`apply`] swaps each staged tree in atomically.
 
 mod apply;
+pub mod journal;
 mod link;
 mod marker;
 mod plan;

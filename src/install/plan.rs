@@ -38,6 +38,13 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Whether applying the plan changes anything in its root.
+    pub fn changes(&self) -> bool {
+        self.actions
+            .iter()
+            .any(|a| !matches!(a, Action::Unchanged(_)))
+    }
+
     /// Skills whose trees must be prepared before they are applied.
     pub fn needed(&self) -> impl Iterator<Item = &LockedSkill> {
         self.actions.iter().filter_map(|a| match a {

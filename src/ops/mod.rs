@@ -22,7 +22,7 @@ pub use registry::{
     RegistryArgs,
 };
 pub use remove::remove;
-pub use sync::{install, update};
+pub use sync::{install, recover, update};
 pub use verify::{verify, VerifyIssue};
 
 use crate::cache::Cache;

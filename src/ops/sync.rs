@@ -9,7 +9,7 @@
 use super::{parse_name, runtime, Options, Summary};
 use crate::engine::config::Environment;
 use crate::error::{Error, Result};
-use crate::fs::write_synced;
+use crate::install::journal::{self, Journal, To};
 use crate::install::{self, Action, Plan, Prepared, Staged};
 use crate::project::lockfile::{LockedSkill, Lockfile};
 use crate::project::manifest::Manifest;
@@ -26,7 +26,7 @@ use std::time::Instant;
 /// lock lacks).
 pub fn install(env: &Environment, opts: &Options, reporter: &dyn Reporter) -> Result<Summary> {
     let project = Project::locate(env, opts.global)?;
-    let run = Run::new(&project, opts)?;
+    let run = Run::new(&project, opts, "install", reporter)?;
     let manifest = project.read_manifest()?;
     let outcome = run.sync(&manifest, &Refresh::Nothing, reporter);
     run.finish(outcome)
@@ -40,7 +40,7 @@ pub fn update(
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
     let project = Project::locate(env, opts.global)?;
-    let run = Run::new(&project, opts)?;
+    let run = Run::new(&project, opts, "update", reporter)?;
     let manifest = project.read_manifest()?;
     let refresh = if names.is_empty() {
         Refresh::All
@@ -59,11 +59,32 @@ pub fn update(
     run.finish(outcome)
 }
 
+/// Finishes or rolls back what an interrupted run left in the project
+/// `env` names, and in the user manifest's directory, before a command
+/// that does not install reads either ([`journal::recover`]); what each
+/// came to, one line each. Only a journal found takes the project lock.
+pub fn recover(env: &Environment, opts: &Options) -> Result<Vec<journal::Recovered>> {
+    let mut done = Vec::new();
+    let project_dir = Some(env.project_dir().unwrap_or_else(|| env.cwd.clone()));
+    for (global, dir) in [(false, project_dir), (true, env.config_dir.clone())] {
+        let Some(dir) = dir else { continue };
+        if std::fs::symlink_metadata(dir.join(journal::JOURNAL)).is_err() {
+            continue;
+        }
+        let project = Project::locate(env, global)?;
+        let _guard = project.lock(&opts.cache()?)?;
+        done.extend(journal::recover(&project)?);
+    }
+    Ok(done)
+}
+
 /// One command's run: the project (locked against concurrent runs), its
 /// options, and the sources, which remember what they fetched and resolved
 /// so nothing is done twice.
 pub(super) struct Run<'a> {
     _guard: ProjectGuard,
+    /// The command, as a journal it leaves names it.
+    command: &'static str,
     pub project: &'a Project,
     pub opts: &'a Options,
     pub cache: crate::cache::Cache,
@@ -72,12 +93,25 @@ pub(super) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    pub fn new(project: &'a Project, opts: &'a Options) -> Result<Self> {
+    /// Takes the project lock for `command`, first finishing or rolling
+    /// back whatever an interrupted run left ([`journal::recover`]).
+    pub fn new(
+        project: &'a Project,
+        opts: &'a Options,
+        command: &'static str,
+        reporter: &dyn Reporter,
+    ) -> Result<Self> {
         let cache = opts.cache()?;
         let _guard = project.lock(&cache)?;
+        if let Some(done) = journal::recover(project)? {
+            reporter.report(Event::Recovered {
+                message: done.to_string(),
+            });
+        }
         let sources = Sources::new(cache.clone(), project.dir.clone(), opts.frozen);
         Ok(Run {
             _guard,
+            command,
             project,
             opts,
             cache,
@@ -235,8 +269,10 @@ impl<'a> Run<'a> {
         Writes { files, lock }
     }
 
-    /// Swaps the staged trees into every root, then puts the lock and the
-    /// manifest in place, once they are synced.
+    /// Records what changes in a journal written with the new lock and
+    /// manifest, swaps the staged trees into every root, then puts the
+    /// lock and the manifest in place and deletes the journal
+    /// ([`journal`]). A step that fails rolls every root back.
     fn commit(
         &self,
         ready: Ready<'_>,
@@ -250,12 +286,41 @@ impl<'a> Run<'a> {
             old,
             new,
         } = ready;
+        let mut journal = Journal::new(self.project, self.command)?;
+        let mut parked = Vec::with_capacity(plans.len());
+        for p in &plans {
+            let dir = match p.changes() {
+                true => Some(parked_dir(&p.root)?),
+                false => None,
+            };
+            let i = journal.root(&p.root, dir.as_ref().map(|d| d.path()))?;
+            for (name, to) in p.actions.iter().filter_map(|a| becomes(a, mode)) {
+                journal.change(i, name, to);
+            }
+            parked.push(dir);
+        }
+        // Only a run that records something needs its trees and its
+        // records to change together; one that writes nothing leaves
+        // every tree consistent with the lock however far it got.
+        if writes.files.is_empty() {
+            journal = Journal::new(self.project, self.command)?;
+        }
+        let pending = journal.write(writes.stage()?)?;
         let mut summary = Summary::default();
-        for p in &mut plans {
-            let applied = apply(p, &mut staged, mode, reporter, &mut summary);
+        let mut applied = Ok(());
+        for (p, dir) in plans.iter_mut().zip(&parked) {
+            if let Some(dir) = dir {
+                applied = apply(p, dir.path(), &mut staged, mode, reporter, &mut summary);
+            }
             // Whatever was swapped in before an error is stamped too.
             p.stamps.save();
-            applied?;
+            if applied.is_err() {
+                break;
+            }
+        }
+        if let Err(e) = applied {
+            journal.roll_back()?;
+            return Err(e);
         }
         for n in &new.skills {
             if let Some(o) = old.get(&n.name).filter(|o| o.pins_other_than(n)) {
@@ -264,9 +329,37 @@ impl<'a> Run<'a> {
                     .push((n.name.to_string(), describe(o), describe(n)));
             }
         }
-        summary.lock_written = writes.finish()?;
+        pending.persist()?;
+        journal.end()?;
+        summary.lock_written = writes.lock;
+        // Dropping `parked` deletes the old trees.
         Ok(summary)
     }
+}
+
+/// What an action makes of its entry, for the journal.
+fn becomes(a: &Action, mode: install::LinkMode) -> Option<(&SkillName, To)> {
+    match a {
+        Action::Install(s) | Action::Replace(s) => {
+            Some((&s.name, To::Tree(s.checksum.to_string())))
+        }
+        Action::Link(s) => Some(match mode {
+            install::LinkMode::Symlink => (&s.name, To::Link),
+            install::LinkMode::Copy => (&s.name, To::Tree(s.checksum.to_string())),
+        }),
+        Action::Remove(name) | Action::Unlink(name) => Some((name, To::Absent)),
+        Action::Unchanged(_) => None,
+    }
+}
+
+/// A new parked directory in `root` (created if missing), deleted with
+/// whatever was parked in it when dropped.
+fn parked_dir(root: &Path) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(root).map_err(Error::io(root))?;
+    tempfile::Builder::new()
+        .prefix(journal::PARKED_PREFIX)
+        .tempdir_in(root)
+        .map_err(Error::io(root))
 }
 
 /// The skills whose trees a run prepares: only the first root holds
@@ -286,19 +379,14 @@ struct Writes {
 }
 
 impl Writes {
-    /// Writes and syncs the files, then renames them into place; returns
-    /// whether the lock was among them.
-    fn finish(&self) -> Result<bool> {
-        if self.files.is_empty() {
-            return Ok(false);
-        }
+    /// Writes the files beside their targets, unsynced.
+    fn stage(&self) -> Result<crate::fs::Written> {
         let files: Vec<(&Path, &str)> = self
             .files
             .iter()
             .map(|(p, t)| (p.as_path(), t.as_str()))
             .collect();
-        write_synced(&files)?.persist()?;
-        Ok(self.lock)
+        Ok(crate::fs::write_unsynced(&files)?)
     }
 }
 
@@ -314,6 +402,7 @@ struct Ready<'a> {
 /// Applies one root's plan and counts what it did.
 fn apply(
     p: &mut Plan,
+    parked: &Path,
     staged: &mut HashMap<SkillName, Staged>,
     mode: install::LinkMode,
     reporter: &dyn Reporter,
@@ -339,7 +428,7 @@ fn apply(
         }
         jobs.push((s, tree));
     }
-    install::install_all(root, jobs, stamps)?;
+    install::install_all(root, parked, jobs, stamps)?;
     // Reported in plan order, so the output is the same on every run.
     for a in actions.iter() {
         match a {
@@ -354,7 +443,7 @@ fn apply(
                 });
             }
             Action::Remove(name) => {
-                if install::remove_one(root, name)? {
+                if install::remove_one(root, parked, name)? {
                     stamps.remove(name.as_str());
                     summary.removed += 1;
                     reporter.report(Event::Removed {
@@ -366,11 +455,11 @@ fn apply(
             // Linked roots come after the first, whose trees are in place.
             Action::Link(s) => {
                 if let Some(primary) = links_to {
-                    install::link_one(root, primary, s, mode, stamps)?;
+                    install::link_one(root, parked, primary, s, mode, stamps)?;
                 }
             }
             Action::Unlink(name) => {
-                if install::unlink_one(root, name)? {
+                if install::unlink_one(root, parked, name)? {
                     stamps.remove(name.as_str());
                 }
             }

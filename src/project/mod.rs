@@ -174,10 +174,7 @@ impl Project {
             .clone()
             .unwrap_or_else(|| vec![DEFAULT_TARGET.to_string()]);
         let mut out: Vec<WriteDir> = Vec::new();
-        let base = match self.global {
-            true => self.home.as_ref().ok_or(ProjectError::NoHome)?,
-            false => &self.dir,
-        };
+        let base = self.install_base()?;
         for t in &list {
             let dir = self.target(t)?;
             if !out.contains(&dir) {
@@ -192,6 +189,15 @@ impl Project {
             out[..=i].rotate_right(1);
         }
         Ok(out)
+    }
+
+    /// The directory install targets are relative to: the project's, or
+    /// the home for `--global`.
+    pub fn install_base(&self) -> Result<&Path, ProjectError> {
+        match self.global {
+            true => self.home.as_deref().ok_or(ProjectError::NoHome),
+            false => Ok(&self.dir),
+        }
     }
 
     fn target(&self, target: &str) -> Result<WriteDir, ProjectError> {
