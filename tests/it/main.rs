@@ -6,6 +6,7 @@
 mod common;
 mod mock;
 
+mod add_kill;
 mod add_many;
 mod add_registry;
 mod agents;
