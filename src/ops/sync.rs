@@ -309,8 +309,12 @@ impl<'a> Run<'a> {
         let mut summary = Summary::default();
         let mut applied = Ok(());
         for (p, dir) in plans.iter_mut().zip(&parked) {
-            if let Some(dir) = dir {
-                applied = apply(p, dir.path(), &mut staged, mode, reporter, &mut summary);
+            match dir {
+                Some(dir) => {
+                    applied = apply(p, dir.path(), &mut staged, mode, reporter, &mut summary)
+                }
+                // Every action is `Unchanged` (see `Plan::changes`).
+                None => summary.unchanged += p.actions.len(),
             }
             // Whatever was swapped in before an error is stamped too.
             p.stamps.save();
