@@ -268,3 +268,27 @@ fn sigkill_during_a_first_add_all_leaves_nothing_or_everything_recorded() {
     );
     assert_eq!(old + new, points.len());
 }
+
+/// A journal is read back as untrusted input: one that names a directory
+/// outside the project's install roots fails every command, naming the
+/// journal, and nothing moves.
+#[test]
+fn a_journal_naming_a_directory_outside_the_roots_moves_nothing() {
+    let f = Fixture::new();
+    f.ok(&["init"]);
+    let victim = f.root().join("victim");
+    f.skill(&victim, "keep", "name: keep\ndescription: mine", "mine\n");
+    let journal = r#"{"version":1,"command":"add","pending":[],"roots":[["../victim",".skillpm-parked-x"]],"changes":[[0,"keep","absent"]]}"#;
+    f.write(&f.project, JOURNAL, journal);
+    for args in [&["status"][..], &["install"], &["list"]] {
+        let out = f.skillpm(args);
+        assert!(!out.status.success(), "{args:?} followed the journal");
+        let err = stderr(&out);
+        assert!(
+            err.contains(JOURNAL) && err.contains("not an install root of this project"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(victim.join("keep/SKILL.md").is_file());
+    assert!(f.project.join(JOURNAL).is_file());
+}
