@@ -1,10 +1,11 @@
 //! `install` and `update`, and the pipeline every command that changes
 //! disk goes through: resolve (lock first) → plan (lock vs disk) → prepare
 //! (cache, or fetch + verify + unpack, in parallel) → apply (stage, swap)
-//! → write the lock (a temporary file, written and synced once the trees
-//! are in place, then renamed). The lock is renamed into place last, so
-//! an interrupted run leaves each skill either old or new and a lock that
-//! the next run repairs against.
+//! → write the lock (a temporary file, written and synced with the
+//! install journal before any tree moves, renamed in once every tree is
+//! in place). The next command finishes or rolls back, from the journal,
+//! a run interrupted between ([`journal`]), so the agent sees the old
+//! state or the whole new one, recorded either way.
 
 use super::{parse_name, runtime, Options, Summary};
 use crate::engine::config::Environment;
@@ -145,7 +146,8 @@ impl<'a> Run<'a> {
     /// [`Run::sync`] for a command that also rewrites the manifest:
     /// `manifest_text` gets the new lock and returns the text to write, if
     /// any. Lock and manifest are written together, behind one fsync
-    /// barrier ([`write_atomic_all`]), and only once everything installed.
+    /// barrier with the journal, and renamed in only once everything
+    /// installed.
     pub fn sync_writing(
         &self,
         manifest: &Manifest,
@@ -190,9 +192,9 @@ impl<'a> Run<'a> {
         // Leftovers of a killed run sit where this run stages its lock and
         // manifest.
         crate::fs::sweep_pending(&project.dir);
-        // Written and synced once every tree is in place, then renamed: a
-        // run that fails before leaves the lock and the manifest as they
-        // were.
+        // Synced before any tree moves, renamed in once every tree is in
+        // place: a run that fails before leaves the lock and the manifest
+        // as they were.
         let writes = self.writes(&old_text, &new, manifest_text);
         let plans: Vec<Plan> = install::plan_all(&roots, &new.skills, &self.cache, mode);
         // The cache is held from here while this run fetches into it
