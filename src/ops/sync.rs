@@ -62,7 +62,7 @@ pub fn update(
 
 /// Finishes or rolls back what an interrupted run left in the project
 /// `env` names, and in the user manifest's directory, before a command
-/// that does not install reads either ([`journal::recover`]); what each
+/// that does not install reads either (`journal::recover`); what each
 /// came to, one line each. Only a journal found takes the project lock.
 pub fn recover(env: &Environment, opts: &Options) -> Result<Vec<journal::Recovered>> {
     let mut done = Vec::new();
