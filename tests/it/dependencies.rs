@@ -4,7 +4,7 @@
 //! chains, `tree`/`why`, orphans removed, `--locked` on a changed graph.
 
 use crate::common;
-use common::{commit_all, git, lock_skills, stderr, Fixture, Registry};
+use common::{commit_all, git, lock_skills, stderr, tree, Fixture, Registry};
 use std::path::{Path, PathBuf};
 
 fn url(repo: &Path) -> String {
@@ -433,4 +433,37 @@ fn status_skips_a_skill_whose_dependency_is_missing() {
         assert_eq!(s["state"], "skipped", "{s}");
         assert_eq!(s["reason"]["code"], "missing-dependency", "{s}");
     }
+}
+
+/// A dependency that cannot be fetched fails the whole command, which
+/// leaves nothing behind: not the skill that needed it, not a line of
+/// skills.toml or skills.lock.
+#[test]
+fn a_dependency_that_fails_leaves_nothing_of_the_command() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    f.ok(&["init"]);
+    let repo = f.root().join("broken");
+    let gone = f.root().join("no-such-repository");
+    skill(
+        &f,
+        &repo,
+        "needy",
+        Some(&format!("lost = {{ git = \"file://{}\" }}", gone.display())),
+    );
+    skill(&f, &repo, "fine", None);
+    commit_all(&repo);
+    f.ok(&["add", &url(&repo), "--skill", "fine"]);
+    // The project, that is: the cache may keep what it fetched.
+    let project = || tree::snapshot(&f.project, &|_| false);
+    let before = project();
+    let out = f.skillpm(&["add", &url(&repo), "--skill", "needy"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no-such-repository"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(tree::changes(&before, &project()), None);
+    assert_eq!(installed(&f), ["fine"]);
 }
