@@ -62,6 +62,9 @@ impl Options {
     }
 }
 
+/// A skill another one pulled in: name, version, the skills that need it.
+pub type PulledIn = (String, String, Vec<String>);
+
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -72,6 +75,11 @@ pub struct Summary {
     pub unchanged: usize,
     /// Locked entries whose version or source changed: name, old, new.
     pub changed: Vec<(String, String, String)>,
+    /// Skills another one pulled in that the lock did not hold: name,
+    /// version, and the skills that need it.
+    pub pulled_in: Vec<PulledIn>,
+    /// Dependencies the lock held that nothing needs any more.
+    pub dropped: Vec<String>,
     pub lock_written: bool,
     pub elapsed: Duration,
 }
@@ -83,6 +91,15 @@ impl Summary {
         let mut out = String::new();
         for (name, old, new) in &self.changed {
             out.push_str(&format!("Updated {name} {old} -> {new}\n"));
+        }
+        for (name, version, by) in &self.pulled_in {
+            out.push_str(&format!(
+                "Added {name} {version}, needed by {}\n",
+                by.join(", ")
+            ));
+        }
+        if !self.dropped.is_empty() {
+            out.push_str(&format!("No longer needed: {}\n", self.dropped.join(", ")));
         }
         let plural = |n: usize| if n == 1 { "" } else { "s" };
         let mut parts = Vec::new();

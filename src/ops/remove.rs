@@ -26,6 +26,12 @@ pub fn remove(
     }
     let new_text = editor.to_string();
     let manifest = Manifest::parse(&new_text, &project.manifest_path)?;
-    let outcome = run.sync_writing(&manifest, &Refresh::Nothing, reporter, |_| Some(new_text));
+    let outcome = run
+        .sync_writing(&manifest, &Refresh::Nothing, reporter, |_| Some(new_text))
+        .map(|mut summary| {
+            // What the user removed is not news as "no longer needed".
+            summary.dropped.retain(|d| !names.contains(d));
+            summary
+        });
     run.finish(outcome)
 }

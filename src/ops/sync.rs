@@ -335,12 +335,44 @@ impl<'a> Run<'a> {
                     .push((n.name.to_string(), describe(o), describe(n)));
             }
         }
+        let (pulled_in, dropped) = graph_changes(old, new);
+        summary.pulled_in = pulled_in;
+        summary.dropped = dropped;
         pending.persist()?;
         journal.end()?;
         summary.lock_written = writes.lock;
         // Dropping `parked` deletes the old trees.
         Ok(summary)
     }
+}
+
+/// What the graph brought in (entries the old lock lacked that another
+/// entry needs, with who needs them) and what it let go (old entries that
+/// another needed and the new lock no longer holds).
+fn graph_changes(old: &Lockfile, new: &Lockfile) -> (Vec<super::PulledIn>, Vec<String>) {
+    let needers = |lock: &Lockfile, name: &SkillName| -> Vec<String> {
+        lock.skills
+            .iter()
+            .filter(|s| s.dependencies.contains(name))
+            .map(|s| s.name.to_string())
+            .collect()
+    };
+    let pulled_in = new
+        .skills
+        .iter()
+        .filter(|n| old.get(&n.name).is_none())
+        .filter_map(|n| {
+            let by = needers(new, &n.name);
+            (!by.is_empty()).then(|| (n.name.to_string(), n.version.to_string(), by))
+        })
+        .collect();
+    let dropped = old
+        .skills
+        .iter()
+        .filter(|o| new.get(&o.name).is_none() && !needers(old, &o.name).is_empty())
+        .map(|o| o.name.to_string())
+        .collect();
+    (pulled_in, dropped)
 }
 
 /// What an action makes of its entry, for the journal.

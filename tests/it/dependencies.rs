@@ -91,7 +91,17 @@ fn add_installs_what_a_skill_needs_and_the_lock_records_the_graph() {
     f.link_bin("git");
     f.ok(&["init"]);
     let (main, _) = repos(&f);
-    f.ok(&["add", &url(&main), "--skill", "app"]);
+    let out = f.skillpm(&["add", &url(&main), "--skill", "app"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("Added helper 0.0.0, needed by app\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains("Added style 0.0.0, needed by app, helper\n"),
+        "{said}"
+    );
 
     assert_eq!(installed(&f), ["app", "helper", "style"]);
     assert_eq!(
@@ -175,7 +185,12 @@ fn add_installs_what_a_skill_needs_and_the_lock_records_the_graph() {
     assert_eq!(installed(&f), ["app", "helper", "style"]);
 
     // remove: what nothing needs any more goes with it.
-    f.ok(&["remove", "app"]);
+    let out = f.skillpm(&["remove", "app"]);
+    assert!(
+        stderr(&out).contains("No longer needed: helper, style\n"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(installed(&f), Vec::<String>::new());
     assert!(lock_skills_or_empty(&f.project).is_empty());
 }
