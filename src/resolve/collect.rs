@@ -234,8 +234,13 @@ impl<'a> Collect<'a> {
             registry_url,
         };
         if let (Some(l), Dependency::Git { .. } | Dependency::WellKnown { .. }) = (old, dep) {
-            // Kept at its commit or artifact; only its dependencies are read.
-            let deps = self.declared(l, None).await?;
+            // Kept at its commit or artifact, whose skill.toml is the one
+            // read when it was locked: a lock recording no edges means
+            // none, and only one recording some needs the tree again.
+            let deps = match l.dependencies.is_empty() {
+                true => Vec::new(),
+                false => self.declared(l, None).await?,
+            };
             return Ok(pinned(l.clone(), None, deps));
         }
         match self.sources.offer(req, self.reporter).await? {

@@ -309,6 +309,20 @@ fn registry_requirements_meet_or_the_conflict_names_both_chains() {
         before
     );
     assert!(!installed(&f).contains(&"modern".to_string()));
+
+    // Without `lint`, `modern` fits: the locked style-guide 1.5.0 does not
+    // (held as locked, there is no solution), so the graph is solved again
+    // from the real requirements and style-guide moves to 2.1.0, which
+    // `review` (>=1.2) allows.
+    f.ok(&["remove", "lint"]);
+    f.ok(&["add", &url(&repo), "--skill", "modern"]);
+    let lock = lock_skills(&f.project);
+    let guide = lock
+        .iter()
+        .find(|s| s["name"].as_str() == Some("style-guide"))
+        .unwrap();
+    assert_eq!(guide["version"].as_str(), Some("2.1.0"));
+    assert_eq!(installed(&f), ["modern", "review", "style-guide"]);
 }
 
 /// The commit a tag of `repo` points at.
