@@ -146,6 +146,8 @@ pub enum ManifestErrorKind {
     EmptyPath { name: String },
     #[error("skill `{name}` uses registry `{registry}`, which is not defined; add `{registry} = \"https://...\"` under [registries]")]
     UnknownRegistry { name: String, registry: String },
+    #[error("more than {0} dependencies")]
+    TooMany(usize),
     #[error("unknown table `{table}`; expected {expected}")]
     UnknownTable {
         table: String,

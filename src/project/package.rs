@@ -22,6 +22,9 @@ pub const FILE: &str = "skill.toml";
 /// Largest `skill.toml` read: a list of dependencies, not a document.
 const MAX_BYTES: u64 = 64 * 1024;
 
+/// The most dependencies one package may declare.
+pub const MAX_DEPENDENCIES: usize = 256;
+
 /// What a package declares.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PackageManifest {
@@ -68,6 +71,9 @@ impl PackageManifest {
                 ));
             }
             out.dependencies = parse_skill_table(&cx, "dependencies", k, item, registries)?;
+            if out.dependencies.len() > MAX_DEPENDENCIES {
+                return Err(cx.at(k, item, ManifestErrorKind::TooMany(MAX_DEPENDENCIES)));
+            }
         }
         Ok(out)
     }
@@ -135,5 +141,10 @@ mod tests {
         let e =
             parse("[dependencies]\nx = { version = \"1\", registry = \"corp\" }\n").unwrap_err();
         assert!(e.to_string().contains("corp"), "{e}");
+        let many: String = (0..=MAX_DEPENDENCIES)
+            .map(|i| format!("d{i} = \"1\"\n"))
+            .collect();
+        let e = parse(&format!("[dependencies]\n{many}")).unwrap_err();
+        assert!(e.to_string().contains("more than 256 dependencies"), "{e}");
     }
 }

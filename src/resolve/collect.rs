@@ -32,6 +32,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// git fetches; git is further bounded by its own limit).
 const CONCURRENCY: usize = 16;
 
+/// The most skills one graph may hold: packages choose what else is
+/// fetched, so a hostile one must not be able to fan out without end.
+pub const MAX_GRAPH: usize = 10_000;
+
 /// How skills the old lock still satisfies are collected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kept {
@@ -78,6 +82,15 @@ pub enum DependencyError {
         dependency: SkillName,
         path: String,
     },
+    #[error("{skill} ({origin}) names `{dependency}` at {target}, on this machine; only a skill from this machine may")]
+    LocalFromRemote {
+        skill: SkillName,
+        origin: String,
+        dependency: SkillName,
+        target: String,
+    },
+    #[error("the dependency graph holds more than {MAX_GRAPH} skills; refusing to fetch more")]
+    TooLarge,
     #[error("{skill}: {source}")]
     Manifest {
         skill: SkillName,
@@ -162,6 +175,9 @@ impl<'a> Collect<'a> {
                         }
                     }
                     None => {
+                        if origins.len() >= MAX_GRAPH {
+                            return Err(DependencyError::TooLarge.into());
+                        }
                         origins.insert(name.clone(), (parent, want.clone()));
                         jobs.push((name, want));
                     }
@@ -338,6 +354,24 @@ impl<'a> Collect<'a> {
             },
             other => other,
         };
+        // A package from elsewhere may not point the project at this
+        // machine's repositories or services, as a cloned repository's
+        // lock may not (SECURITY.md, "A repository's files are not the
+        // user's word"); a sibling by path stays in its own repository.
+        let target = match &dep {
+            Dependency::Git { url, .. } if url.is_local() => Some(url.redacted()),
+            Dependency::WellKnown { index } if index.is_local() => Some(index.to_string()),
+            _ => None,
+        };
+        if let (Some(target), false) = (target, is_local(&of.source)) {
+            return Err(DependencyError::LocalFromRemote {
+                skill: of.name.clone(),
+                origin: of.origin(),
+                dependency: name.clone(),
+                target,
+            }
+            .into());
+        }
         Ok(Want::Declared {
             dep,
             registry_url: None,
@@ -398,6 +432,21 @@ fn from_same(l: &LockedSkill, dep: &Dependency, registry_url: &Option<String>) -
             index.index_candidates().contains(i)
         }
         _ => false,
+    }
+}
+
+/// Whether a skill came from this machine: a local directory, or a git
+/// repository or site that [`GitUrl::is_local`] or
+/// [`WellKnownUrl::is_local`] places here.
+///
+/// [`GitUrl::is_local`]: crate::project::spec::GitUrl::is_local
+/// [`WellKnownUrl::is_local`]: crate::project::spec::WellKnownUrl::is_local
+fn is_local(source: &LockedSource) -> bool {
+    match source {
+        LockedSource::Path { .. } => true,
+        LockedSource::Git { url, .. } => url.is_local(),
+        LockedSource::WellKnown { index, .. } => index.is_local(),
+        LockedSource::Registry { .. } => false,
     }
 }
 

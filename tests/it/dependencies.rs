@@ -496,3 +496,43 @@ fn a_dependency_that_fails_leaves_nothing_of_the_command() {
     assert_eq!(tree::changes(&before, &project()), None);
     assert_eq!(installed(&f), ["fine"]);
 }
+
+/// A skill from elsewhere may not point the project at this machine: its
+/// `file://` dependency is refused, naming both, and nothing is installed.
+#[test]
+fn a_remote_skill_may_not_depend_on_this_machines_repositories() {
+    let name = skillpm_test_support::loopback_name()
+        .expect("a name that /etc/hosts maps to 127.0.0.1 (.ci/run adds skillpm-loopback.test)");
+    let server = skillpm_test_support::git_https::GitHttps::start();
+    let mut f = Fixture::new();
+    let ca = server.ca_file().display().to_string();
+    f.extra_env.push(("SSL_CERT_FILE".into(), ca.clone()));
+    f.extra_env.push(("GIT_SSL_CAINFO".into(), ca));
+    f.link_bin("git");
+    f.ok(&["init"]);
+    let private = f.root().join("private");
+    skill(&f, &private, "secrets", None);
+    commit_all(&private);
+    let repo = f.root().join("remote");
+    let dep = format!(
+        "secrets = {{ git = \"file://{}\", path = \"skills/secrets\" }}",
+        private.display()
+    );
+    skill(&f, &repo, "app", Some(&dep));
+    commit_all(&repo);
+    server.serve("remote", &repo);
+    let by_name = server.url("remote").replace("127.0.0.1", &name);
+
+    let before = tree::snapshot(&f.project, &|_| false);
+    let out = f.skillpm(&["add", &format!("git+{by_name}"), "--skill", "app"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("on this machine") && err.contains("secrets"),
+        "{err}"
+    );
+    assert_eq!(
+        tree::changes(&before, &tree::snapshot(&f.project, &|_| false)),
+        None
+    );
+}
