@@ -1,4 +1,5 @@
-//! skills.toml: the reader and the editor must never panic.
+//! skills.toml and a package's skill.toml: the readers and the editor
+//! must never panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
@@ -9,6 +10,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let path = Path::new("skills.toml");
     let _ = skillpm::project::manifest::Manifest::parse(s, path);
+    let none = std::collections::BTreeMap::new();
+    let _ = skillpm::project::package::PackageManifest::parse(s, Path::new("skill.toml"), &none);
     if let Ok(mut ed) = skillpm::project::manifest::ManifestEditor::parse(s, path) {
         if let Ok(name) = skillpm::name::SkillName::new("fuzz") {
             ed.remove_dependency(&name);
