@@ -73,6 +73,7 @@ mod tests {
     /// The committed reference, rewritten first under `SKILLPM_BLESS` (once:
     /// both tests read it, in parallel).
     fn committed() -> String {
+        // A fact of the test process: the reference is rewritten once per run of the tests.
         static BLESS: std::sync::Once = std::sync::Once::new();
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(REFERENCE);
         BLESS.call_once(|| {

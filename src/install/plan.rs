@@ -4,6 +4,7 @@
 use super::marker::{Integrity, Marker};
 use crate::cache::{Cache, Stamps};
 use crate::fs::write_dir::WriteDir;
+use crate::parallel::Workers;
 use crate::project::lockfile::LockedSkill;
 use skillpm_core::name::SkillName;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,7 @@ impl Plan {
 /// Plans every root: the first holds the trees ([`plan`]), the others link
 /// to it ([`plan_links`]).
 pub fn plan_all(
+    workers: &Workers,
     roots: &[WriteDir],
     wanted: &[LockedSkill],
     cache: &Cache,
@@ -65,7 +67,7 @@ pub fn plan_all(
     let Some((first, rest)) = roots.split_first() else {
         return Vec::new();
     };
-    let mut plans = vec![plan(first, wanted, cache)];
+    let mut plans = vec![plan(workers, first, wanted, cache)];
     plans.extend(
         rest.iter()
             .map(|r| plan_links(r, first, wanted, cache, mode)),
@@ -190,12 +192,12 @@ fn read_names(root: &Path) -> Vec<SkillName> {
 ///   removed, including orphans of an interrupted run that never reached
 ///   the lock. Directories without the marker (user-written skills) are
 ///   never touched.
-pub fn plan(root: &WriteDir, wanted: &[LockedSkill], cache: &Cache) -> Plan {
+pub fn plan(workers: &Workers, root: &WriteDir, wanted: &[LockedSkill], cache: &Cache) -> Plan {
     let mut stamps = cache.installed_stamps(root);
     // Each tree is checked on its own (a marker read and a fingerprint,
     // a few `stat`s), so a no-op run over many skills checks them on
     // every core; stamps are recorded afterwards, in order.
-    let seen = crate::parallel::chunked(wanted, 64, |part| {
+    let seen = workers.chunked(wanted, 64, |part| {
         part.iter()
             .map(|s| {
                 let dir = root.join(s.name.as_str());

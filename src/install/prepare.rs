@@ -6,6 +6,7 @@
 use super::{Marker, MARKER};
 use crate::cache::{Cache, CacheError};
 use crate::fs::write_dir::WriteDir;
+use crate::parallel::{on_pool, Workers};
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::report::{Event, Reporter};
 use crate::source::{check_identity, verify, Fetched, SourceError, Sources, Verified};
@@ -68,6 +69,7 @@ fn made_here<'p>(s: &LockedSkill, packed: &'p HashMap<Checksum, Verified>) -> Op
 /// cache a fetched package fails the run (it would be fetched again on
 /// every run); one packed here (git, path) only warns.
 pub async fn prepare(
+    workers: &Workers,
     cache: &Cache,
     sources: &Sources,
     root: &WriteDir,
@@ -105,9 +107,9 @@ pub async fn prepare(
     }
     let root: PathBuf = root.to_path_buf();
     // Each package is verified, unpacked and staged as soon as its bytes
-    // are here, on the pool ([`crate::parallel`]), while other downloads
-    // go on: the network and the disk work overlap instead of taking
-    // turns.
+    // are here, on the run's threads ([`crate::parallel`]), while other
+    // downloads go on: the network and the disk work overlap instead of
+    // taking turns.
     let staging = stream::iter(work)
         .map(|(s, local)| {
             let root = root.clone();
@@ -119,11 +121,12 @@ pub async fn prepare(
                 let made_here = matches!(local, Local::Packed(_))
                     || matches!(s.source, LockedSource::Path { .. });
                 // An absent tarball goes straight to its source: no trip
-                // through the pool before the request starts.
+                // through the pool before the request starts. Hashing,
+                // gunzip and file creation run on the pool.
                 let local = match local {
                     Local::Absent => None,
                     Local::Packed(v) => Some((v, false)),
-                    Local::Cached => blocking(move || {
+                    Local::Cached => on_pool(workers, move || {
                         store
                             .read_tarball(&locked.checksum, stored_form(&locked))
                             .and_then(|b| verify(&locked, b).ok())
@@ -145,10 +148,12 @@ pub async fn prepare(
                     Ok::<_, SourceError>((staged, None))
                 };
                 let staged = match local {
-                    Some((v, from_cache)) => blocking(move || finish(v, from_cache)).await?,
+                    Some((v, from_cache)) => {
+                        on_pool(workers, move || finish(v, from_cache)).await?
+                    }
                     None => {
                         let got = fetch_one(sources, s, reporter).await?;
-                        blocking(move || finish(got.tree, got.from_cache)).await?
+                        on_pool(workers, move || finish(got.tree, got.from_cache)).await?
                     }
                 };
                 Ok::<_, SourceError>((s.name.clone(), staged))
@@ -200,12 +205,6 @@ fn stored_form(s: &LockedSkill) -> Format {
         LockedSource::Registry { .. } => Format::TarGz,
         _ => Format::Tar,
     }
-}
-
-/// Runs CPU- and disk-bound work (hashing, gunzip, file creation) on the
-/// pool ([`crate::parallel::on_pool`]).
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    crate::parallel::on_pool(f).await
 }
 
 /// Fetches one package; registry downloads are reported.

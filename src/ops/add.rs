@@ -89,7 +89,7 @@ pub fn add(
         });
     }
     let project = Project::locate(env, opts.global)?;
-    let run = Run::new(&project, opts, "add", reporter)?;
+    let run = Run::new(env, &project, opts, "add", reporter)?;
     // Like pnpm and cargo, `add` in a directory without skills.toml starts
     // one; it is only written once everything installed.
     let text = match project.manifest_text() {

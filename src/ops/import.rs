@@ -68,7 +68,7 @@ pub fn import(
         path: path.clone(),
         detail: format!("not JSON: {e}"),
     })?;
-    let run = Run::new(&project, opts, "import", reporter)?;
+    let run = Run::new(env, &project, opts, "import", reporter)?;
     let existing = match project.manifest_text() {
         Err(ProjectError::NoManifest(_)) => None,
         r => Some(r?),

@@ -16,7 +16,7 @@ pub fn remove(
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
     let project = Project::locate(env, opts.global)?;
-    let run = Run::new(&project, opts, "remove", reporter)?;
+    let run = Run::new(env, &project, opts, "remove", reporter)?;
     let text = project.manifest_text()?;
     let mut editor = ManifestEditor::parse(&text, &project.manifest_path)?;
     for n in names {

@@ -12,6 +12,7 @@ use crate::engine::config::Environment;
 use crate::error::{Error, Result};
 use crate::install::journal::{self, Journal, To};
 use crate::install::{self, Action, Plan, Prepared, Staged};
+use crate::parallel::Workers;
 use crate::project::lockfile::{LockedSkill, Lockfile};
 use crate::project::manifest::Manifest;
 use crate::project::{Project, ProjectError, ProjectGuard};
@@ -27,7 +28,7 @@ use std::time::Instant;
 /// lock lacks).
 pub fn install(env: &Environment, opts: &Options, reporter: &dyn Reporter) -> Result<Summary> {
     let project = Project::locate(env, opts.global)?;
-    let run = Run::new(&project, opts, "install", reporter)?;
+    let run = Run::new(env, &project, opts, "install", reporter)?;
     let manifest = project.read_manifest()?;
     let outcome = run.sync(&manifest, &Refresh::Nothing, reporter);
     run.finish(outcome)
@@ -41,7 +42,7 @@ pub fn update(
     reporter: &dyn Reporter,
 ) -> Result<Summary> {
     let project = Project::locate(env, opts.global)?;
-    let run = Run::new(&project, opts, "update", reporter)?;
+    let run = Run::new(env, &project, opts, "update", reporter)?;
     let manifest = project.read_manifest()?;
     let refresh = if names.is_empty() {
         Refresh::All
@@ -80,8 +81,9 @@ pub fn recover(env: &Environment, opts: &Options) -> Result<Vec<journal::Recover
 }
 
 /// One command's run: the project (locked against concurrent runs), its
-/// options, and the sources, which remember what they fetched and resolved
-/// so nothing is done twice.
+/// options, the sources, which remember what they fetched and resolved
+/// so nothing is done twice, and the threads and runtime its work runs
+/// on.
 pub(super) struct Run<'a> {
     _guard: ProjectGuard,
     /// The command, as a journal it leaves names it.
@@ -90,6 +92,8 @@ pub(super) struct Run<'a> {
     pub opts: &'a Options,
     pub cache: crate::cache::Cache,
     pub sources: Sources,
+    /// The command's worker threads (its environment's).
+    pub workers: Workers,
     pub rt: tokio::runtime::Runtime,
 }
 
@@ -97,6 +101,7 @@ impl<'a> Run<'a> {
     /// Takes the project lock for `command`, first finishing or rolling
     /// back whatever an interrupted run left ([`journal::recover`]).
     pub fn new(
+        env: &Environment,
         project: &'a Project,
         opts: &'a Options,
         command: &'static str,
@@ -109,7 +114,8 @@ impl<'a> Run<'a> {
                 message: done.to_string(),
             });
         }
-        let sources = Sources::new(cache.clone(), project.dir.clone(), opts.frozen);
+        let workers = env.workers.clone();
+        let sources = Sources::new(cache.clone(), project.dir.clone(), opts.frozen, &workers);
         Ok(Run {
             _guard,
             command,
@@ -117,6 +123,7 @@ impl<'a> Run<'a> {
             opts,
             cache,
             sources,
+            workers,
             rt: runtime()?,
         })
     }
@@ -196,7 +203,8 @@ impl<'a> Run<'a> {
         // place: a run that fails before leaves the lock and the manifest
         // as they were.
         let writes = self.writes(&old_text, &new, manifest_text);
-        let plans: Vec<Plan> = install::plan_all(&roots, &new.skills, &self.cache, mode);
+        let plans: Vec<Plan> =
+            install::plan_all(&self.workers, &roots, &new.skills, &self.cache, mode);
         // The cache is held from here while this run fetches into it
         // or reads from it.
         let needed = needed(&plans);
@@ -214,6 +222,7 @@ impl<'a> Run<'a> {
             let root = &first.root;
             std::fs::create_dir_all(root).map_err(Error::io(root))?;
             prepared = self.rt.block_on(install::prepare(
+                &self.workers,
                 &self.cache,
                 &self.sources,
                 root,

@@ -6,6 +6,7 @@ use crate::cache::{Cache, Stamps};
 use crate::engine::config::Environment;
 use crate::error::Result;
 use crate::install::{self, Integrity, Marker};
+use crate::parallel::Workers;
 use crate::project::lockfile::LockedSkill;
 use crate::project::Project;
 use crate::source::Sources;
@@ -40,7 +41,7 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
         let mut stamps = cache.installed_stamps(root);
         // Each tree is re-hashed on its own, so on every core; stamps are
         // recorded afterwards, in lock order.
-        let found = crate::parallel::chunked(&lock.skills, 8, |part| {
+        let found = env.workers.chunked(&lock.skills, 8, |part| {
             part.iter()
                 .map(|s| check_one(root, (i > 0).then_some(roots[0].path()), s, &cache, &stamps))
                 .collect()
@@ -55,7 +56,8 @@ pub fn verify(env: &Environment, opts: &Options) -> Result<Vec<VerifyIssue>> {
                 }
                 Found::Problems(problems) => problems,
                 Found::NotCached => {
-                    let rebuild = rebuild.get_or_insert_with(|| Rebuild::new(&project, &cache));
+                    let rebuild =
+                        rebuild.get_or_insert_with(|| Rebuild::new(&project, &cache, &env.workers));
                     rebuild.compare(&root.join(s.name.as_str()), s)
                 }
             };
@@ -146,9 +148,9 @@ struct Rebuild {
 }
 
 impl Rebuild {
-    fn new(project: &Project, cache: &Cache) -> Self {
+    fn new(project: &Project, cache: &Cache, workers: &Workers) -> Self {
         Rebuild {
-            sources: Sources::new(cache.clone(), project.dir.clone(), true),
+            sources: Sources::new(cache.clone(), project.dir.clone(), true, workers),
             rt: super::runtime().ok(),
             cache: cache.clone(),
         }

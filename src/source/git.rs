@@ -26,6 +26,7 @@ pub use discover::FoundSkill;
 
 use super::{memo, Memo, Package, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
+use crate::parallel::Workers;
 use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use crate::project::spec::{GitRef, GitScheme, GitUrl};
@@ -158,6 +159,8 @@ pub struct GitSource {
     cache: Cache,
     offline: bool,
     limits: Limits,
+    /// The run's threads, for reading and packing.
+    workers: Workers,
     permits: Arc<Semaphore>,
     /// `url#want` → the clone, fetched.
     fetched: Memo<PathBuf>,
@@ -178,11 +181,12 @@ pub struct GitSource {
 }
 
 impl GitSource {
-    pub fn new(cache: Cache, offline: bool) -> Self {
+    pub fn new(cache: Cache, offline: bool, workers: Workers) -> Self {
         GitSource {
             cache,
             offline,
             limits: Limits::default(),
+            workers,
             permits: Arc::new(Semaphore::new(GIT_CONCURRENCY)),
             fetched: Mutex::new(HashMap::new()),
             resolved: Mutex::new(HashMap::new()),
@@ -196,13 +200,13 @@ impl GitSource {
     }
 
     /// Runs git work that keeps a core busy (reading, packing) on the
-    /// pool ([`crate::parallel::on_pool`]).
+    /// run's threads ([`crate::parallel::on_pool`]).
     async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Cache) -> Result<T, SourceError> + Send + 'static,
     ) -> Result<T, SourceError> {
         let cache = self.cache.clone();
-        crate::parallel::on_pool(move || f(&cache)).await
+        crate::parallel::on_pool(&self.workers, move || f(&cache)).await
     }
 
     /// Runs a fetch on a thread of its own, at most [`GIT_CONCURRENCY`]
@@ -442,17 +446,21 @@ impl GitSource {
         let commit = self.commit_of(url, tagged.as_ref().or(reference)).await?;
         let shared = self.shared(url, &commit).await?;
         let (u, c, limits) = (url.clone(), commit.clone(), self.limits.clone());
+        let workers = self.workers.clone();
         let found = self
             .blocking(move |_| {
                 if let Some(done) = pack_all
-                    .then(|| found_packed(&shared, &u, &c, &limits))
+                    .then(|| found_packed(&workers, &shared, &u, &c, &limits))
                     .flatten()
                 {
                     return Ok(done);
                 }
                 let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
-                let files = export::skill_files(&shared, &u, &listing_limits(), max)?;
-                Ok(found_skills(files).into_iter().map(|f| (f, None)).collect())
+                let files = export::skill_files(&workers, &shared, &u, &listing_limits(), max)?;
+                Ok(found_skills(&workers, files)
+                    .into_iter()
+                    .map(|f| (f, None))
+                    .collect())
             })
             .await?;
         let found = found

@@ -71,6 +71,7 @@ pub fn git_tls(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientConfig
 /// so aws-lc is not linked at all: its start-up CPU probe ran in every
 /// command.
 fn use_ring() {
+    // A process fact: rustls has one default provider per process.
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Fails only if a provider is installed already, which is as good.

@@ -19,6 +19,7 @@ pub use skillpm_core::checksum::Verified;
 pub use verify::{check_identity, identify, identify_named, verify, verify_made};
 
 use crate::cache::Cache;
+use crate::parallel::Workers;
 use crate::project::lockfile::{LockedSkill, LockedSource};
 use crate::project::manifest::Dependency;
 use crate::report::Reporter;
@@ -101,10 +102,12 @@ pub struct Sources {
 }
 
 impl Sources {
-    pub fn new(cache: Cache, project_dir: PathBuf, offline: bool) -> Self {
+    /// The sources of one run; git's reading and packing run on
+    /// `workers`, the run's threads.
+    pub fn new(cache: Cache, project_dir: PathBuf, offline: bool, workers: &Workers) -> Self {
         Sources {
             registry: registry::RegistrySource::new(cache.clone(), offline),
-            git: git::GitSource::new(cache.clone(), offline),
+            git: git::GitSource::new(cache.clone(), offline, workers.clone()),
             path: path::PathSource::new(project_dir, cache.clone()),
             wellknown: wellknown::WellKnownSource::new(cache, offline),
         }

@@ -35,6 +35,7 @@ pub enum TlsError {
 /// first use; each client sets the protocols its ALPN offers
 /// ([`crate::source::http`]).
 pub fn client_config() -> Result<rustls::ClientConfig, TlsError> {
+    // A process fact: the trusted authorities (the system's, or SSL_CERT_FILE's).
     static CONFIG: OnceLock<Result<rustls::ClientConfig, TlsError>> = OnceLock::new();
     CONFIG.get_or_init(build).clone()
 }

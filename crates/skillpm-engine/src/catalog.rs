@@ -8,6 +8,7 @@ use crate::agents::{self, Key};
 use crate::config::{ConfigError, Environment};
 use crate::discover::{self, Found, Root, Scope};
 use crate::eligibility::{Probe, Reason, Requirements};
+use crate::parallel::Workers;
 use crate::tools::{ToolPolicy, ToolRefs, ToolStatus, Verdict};
 use crate::triggers::{self, Triggers};
 use serde_json::{json, Value};
@@ -114,7 +115,7 @@ impl Catalog {
                 unique.len() - 1
             });
         }
-        let parsed = parse_all(&unique);
+        let parsed = parse_all(&env.workers, &unique);
         let doc = |f: &Found| {
             index
                 .get(f.skill_md.as_path())
@@ -143,7 +144,7 @@ impl Catalog {
         tool_policy: ToolPolicy,
     ) -> Catalog {
         let found = discover::scan(&layout);
-        let parsed = parse_all(&found);
+        let parsed = parse_all(&env.workers, &found);
         Catalog::assemble_parsed(env, layout, found, parsed, dialect, tool_policy)
     }
 
@@ -263,8 +264,8 @@ impl Catalog {
 
 /// Parses every `SKILL.md`, spread over the available cores: reading and
 /// YAML parsing dominate `status` on large trees.
-fn parse_all(found: &[Found]) -> Vec<Result<SkillDoc, SkillError>> {
-    crate::parallel::chunked(found, 64, |part| {
+fn parse_all(workers: &Workers, found: &[Found]) -> Vec<Result<SkillDoc, SkillError>> {
+    workers.chunked(found, 64, |part| {
         part.iter().map(|f| skill::read(&f.skill_md)).collect()
     })
 }

@@ -5,8 +5,10 @@
 //! of those files belongs to the installer. Everything the process
 //! environment contributes (home, PATH, variables, OS) is captured once in
 //! [`Environment`] so tests can build it explicitly and results are
-//! reproducible.
+//! reproducible. It is also the run's context: it owns the run's worker
+//! threads ([`Workers`]), so nothing a run holds lives in a static.
 
+use crate::parallel::Workers;
 use crate::tools::{HostTools, ToolPolicy, ToolValidation};
 use serde::Deserialize;
 use skillpm_core::platform::UserDirs;
@@ -18,7 +20,8 @@ use std::path::{Path, PathBuf};
 /// The project manifest's file name; its directory is the project.
 pub const MANIFEST_FILE: &str = "skills.toml";
 
-/// Everything the engine needs from the outside world.
+/// Everything the engine needs from the outside world, and the run's
+/// worker threads.
 #[derive(Debug, Clone)]
 pub struct Environment {
     /// The home directory (`%USERPROFILE%` on Windows).
@@ -45,6 +48,10 @@ pub struct Environment {
     /// The host's tools given on the command line (`status --tools`);
     /// `None` falls back to `[engine] tools`.
     pub tools: Option<Vec<String>>,
+    /// The run's worker threads, shared by every clone of this
+    /// environment: the catalog's parsing (and the installer's packing
+    /// and staging) share them.
+    pub workers: Workers,
 }
 
 impl Environment {
@@ -80,6 +87,7 @@ impl Environment {
             os: std::env::consts::OS.to_string(),
             bins: None,
             tools: None,
+            workers: Workers::new(),
         })
     }
 
@@ -93,8 +101,8 @@ impl Environment {
     }
 
     /// An environment that reads nothing from the process or the disk:
-    /// no home, no config, no project, no binaries, no variables, this OS.
-    /// An embedder fills in what its host offers ([`Self::bins`],
+    /// no home, no config, no project, no binaries, no variables, this OS,
+    /// a worker thread per core (at most eight). An embedder fills in what its host offers ([`Self::bins`],
     /// [`Self::env_set`], [`Self::tools`], [`Self::os`]) and builds a
     /// catalog with [`crate::catalog::Catalog::from_roots`].
     pub fn isolated() -> Self {
@@ -110,6 +118,7 @@ impl Environment {
             os: std::env::consts::OS.to_string(),
             bins: Some(BTreeSet::new()),
             tools: None,
+            workers: Workers::new(),
         }
     }
 

@@ -28,6 +28,7 @@ use crate::catalog::{Catalog, SkillEntry};
 use crate::config::Environment;
 use crate::disclose::{self, Disclosure, Options};
 use crate::load::{self, LoadError};
+use crate::parallel::Workers;
 use crate::prompt::{self, Format};
 use crate::search::{SearchHit, SearchIndex};
 use crate::tools::{HostTools, ToolPolicy, ToolStatus, ToolValidation};
@@ -83,6 +84,15 @@ impl Host {
     /// What a missing tool does (default `warn`).
     pub fn tool_validation(mut self, mode: ToolValidation) -> Self {
         self.tools.validation = mode;
+        self
+    }
+
+    /// The threads that parse a catalog's skills (default: a thread per
+    /// core, at most eight, started on first use). A runtime that keeps
+    /// its own pool sized, or builds many engines, passes one handle to
+    /// each.
+    pub fn workers(mut self, workers: Workers) -> Self {
+        self.env.workers = workers;
         self
     }
 }

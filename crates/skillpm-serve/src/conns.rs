@@ -126,12 +126,14 @@ pub fn parse_secs(s: &str) -> Result<Duration, BadSecs> {
 /// Milliseconds since the first call, offset by one so that 0 can mean
 /// "not set" in the atomics below.
 fn now_ms() -> u64 {
+    // A process fact: the clock epoch every connection's times count from.
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     let epoch = *EPOCH.get_or_init(Instant::now);
     epoch.elapsed().as_millis() as u64 + 1
 }
 
 fn instant_of(ms: u64) -> tokio::time::Instant {
+    // A process fact: the same epoch, on tokio's clock.
     static EPOCH: OnceLock<tokio::time::Instant> = OnceLock::new();
     let base = *EPOCH.get_or_init(|| tokio::time::Instant::now() - Duration::from_millis(now_ms()));
     base + Duration::from_millis(ms)

@@ -11,8 +11,8 @@ use std::sync::Arc;
 /// `None` if neither does. Tests of what skillpm does with a DNS name that
 /// leads to this machine need one: no DNS server runs here.
 pub fn loopback_name() -> Option<String> {
-    // Looked up once: every test server's certificate names it, and a
-    // host name missing from /etc/hosts goes to DNS.
+    // A fact of the machine (its /etc/hosts), looked up once: every test
+    // server's certificate names it, and a name missing there goes to DNS.
     static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     NAME.get_or_init(find_loopback_name).clone()
 }
@@ -52,6 +52,7 @@ pub fn issued() -> Issued {
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     // Each CA its own name: two of the same name in one trust store
     // make webpki try the wrong one's key (BadSignature, not UnknownIssuer).
+    // Counts across the test process, where the names must differ.
     static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     ca.distinguished_name.push(

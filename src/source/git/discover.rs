@@ -4,6 +4,7 @@
 
 use super::export;
 use super::pack::{packed_with, shown, Packed};
+use crate::parallel::Workers;
 use crate::project::spec::GitUrl;
 use skillpm_core::archive::Limits;
 use skillpm_core::name::SkillName;
@@ -92,11 +93,11 @@ fn skill_dir(dir: &str) -> Option<String> {
 
 /// Turns the `SKILL.md` files of a tree into the skills a user can pick
 /// ([`top_dirs`]).
-pub(super) fn found_skills(files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
+pub(super) fn found_skills(workers: &Workers, files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {
     let dirs: Vec<&str> = files.iter().map(|(d, _)| d.as_str()).collect();
     let tops: Vec<&(String, Vec<u8>)> = top_dirs(&dirs).into_iter().map(|i| &files[i]).collect();
     // A thousand frontmatters to parse: spread over the cores.
-    let mut out = crate::parallel::chunked(&tops, 64, |part| {
+    let mut out = workers.chunked(&tops, 64, |part| {
         part.iter()
             .map(|(d, body)| match skillpm_core::skill::parse(body) {
                 Ok(doc) => found(skill_dir(d), Some(&doc)),
@@ -125,6 +126,7 @@ fn found_order(a: &FoundSkill, b: &FoundSkill) -> std::cmp::Ordering {
 /// `None` when a tree cannot be read whole (over a cap): the skills are
 /// then found as for a pick, and that one is refused when resolved.
 pub(super) fn found_packed(
+    workers: &Workers,
     shared: &export::Shared,
     url: &GitUrl,
     commit: &str,
@@ -137,7 +139,7 @@ pub(super) fn found_packed(
         .into_iter()
         .map(|i| skill_dir(&dirs[i]))
         .collect();
-    let done = crate::parallel::each(&tops, 2, |dir| {
+    let done = workers.each(&tops, 2, |dir| {
         let sub = dir.as_deref();
         let entries = export::tree(shared, url, sub, limits).ok()?;
         let tree_id = shared.tree_id(url, sub).ok()?.to_string();
@@ -205,10 +207,13 @@ mod tests {
             ("skills/a/sub/deeper".to_string(), md("deeper")),
             ("skills/b".to_string(), md("bee")),
         ];
-        let found = found_skills(files);
+        let found = found_skills(&Workers::new(), files);
         let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["a", "a-b", "bee"]);
-        let root = found_skills(vec![(String::new(), md("r")), ("x".into(), md("x"))]);
+        let root = found_skills(
+            &Workers::new(),
+            vec![(String::new(), md("r")), ("x".into(), md("x"))],
+        );
         assert_eq!(root.len(), 1);
         assert_eq!(root[0].dir, None);
     }
@@ -265,9 +270,10 @@ mod tests {
             export::Shared::new(&dir, &url, &commit, &listing_limits(), &Default::default())
                 .unwrap();
         let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
-        let files = export::skill_files(&shared, &url, &listing_limits(), max).unwrap();
-        let apart = found_skills(files);
-        let one_pass = found_packed(&shared, &url, &commit, &limits).unwrap();
+        let files =
+            export::skill_files(&Workers::new(), &shared, &url, &listing_limits(), max).unwrap();
+        let apart = found_skills(&Workers::new(), files);
+        let one_pass = found_packed(&Workers::new(), &shared, &url, &commit, &limits).unwrap();
         let found: Vec<FoundSkill> = one_pass.iter().map(|(f, _)| f.clone()).collect();
         assert_eq!(found, apart);
         let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
@@ -306,8 +312,11 @@ mod tests {
             export::Shared::new(&dir, &url, &commit, &listing_limits(), &Default::default())
                 .unwrap();
         let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
-        let files = export::skill_files(&shared, &url, &listing_limits(), max).unwrap();
-        assert_eq!(found_skills(files).len(), 1);
-        assert!(found_packed(&shared, &url, &commit, &Limits::default()).is_none());
+        let files =
+            export::skill_files(&Workers::new(), &shared, &url, &listing_limits(), max).unwrap();
+        assert_eq!(found_skills(&Workers::new(), files).len(), 1);
+        assert!(
+            found_packed(&Workers::new(), &shared, &url, &commit, &Limits::default()).is_none()
+        );
     }
 }

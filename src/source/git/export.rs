@@ -14,6 +14,7 @@
 
 use super::objects;
 use super::SourceError;
+use crate::parallel::Workers;
 use crate::project::spec::GitUrl;
 use gix::ObjectId;
 use skillpm_core::archive::{EntryKind, Limits, MemEntry, MemoryTree, UnpackError};
@@ -330,6 +331,7 @@ fn read_entries(
 /// over `max_file` bytes and symlinks are left out; a commit too large to
 /// list within the listing limits is refused with the listing's error.
 pub(super) fn skill_files(
+    workers: &Workers,
     shared: &Shared,
     url: &GitUrl,
     limits: &Limits,
@@ -337,19 +339,20 @@ pub(super) fn skill_files(
 ) -> Result<Vec<(String, Vec<u8>)>, SourceError> {
     let wanted = skill_entries(shared, url, limits, max_file)?;
     // Decoding a thousand blobs is worth the second core.
-    crate::parallel::chunked(&wanted, 64, |part| {
-        shared.with_handle(|repo| {
-            part.iter()
-                .map(|(dir, e)| {
-                    let body = blob(repo, e)
-                        .map_err(|err| objects::error("reading objects of", url, err))?;
-                    Ok((dir.clone(), body.detach().data))
-                })
-                .collect()
+    workers
+        .chunked(&wanted, 64, |part| {
+            shared.with_handle(|repo| {
+                part.iter()
+                    .map(|(dir, e)| {
+                        let body = blob(repo, e)
+                            .map_err(|err| objects::error("reading objects of", url, err))?;
+                        Ok((dir.clone(), body.detach().data))
+                    })
+                    .collect()
+            })
         })
-    })
-    .into_iter()
-    .collect()
+        .into_iter()
+        .collect()
 }
 
 /// The directories [`skill_files`] reads the `SKILL.md` of, without
@@ -585,7 +588,7 @@ pub(super) mod tests {
             let want = format!("---\nname: {n}\n---\n").into_bytes();
             assert_eq!(files, [("SKILL.md".to_string(), want)]);
         }
-        let found = skill_files(&shared, &url, &limits, 1 << 20).unwrap();
+        let found = skill_files(&Workers::new(), &shared, &url, &limits, 1 << 20).unwrap();
         assert_eq!(found.len(), 3);
         assert_eq!(shared.handles_made.load(Ordering::Relaxed), 1);
         // Another commit's reads between them take nothing from its handles.

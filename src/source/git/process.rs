@@ -41,6 +41,7 @@ pub(super) const MAX_DATA_BYTES: u64 = 4 << 30;
 /// limits are left alone.
 #[cfg(unix)]
 fn cap_children() {
+    // A process fact: the limits are the process's, lowered once.
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         use rustix::process::Resource;

@@ -233,6 +233,7 @@ fn tar_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError>
 /// does it once rather than once per package.
 fn gzip(tar: &[u8]) -> io::Result<Vec<u8>> {
     thread_local! {
+        // Per thread, not per run: scratch tables, reset before every use.
         static DEFLATE: RefCell<Compress> =
             RefCell::new(Compress::new(Compression::new(LEVEL), false));
     }

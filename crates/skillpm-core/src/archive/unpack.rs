@@ -694,6 +694,7 @@ fn new_dir_in(parent: &Path) -> Result<tempfile::TempDir, UnpackError> {
 /// its umask); where that cannot be read, `false`, and every mode is set
 /// explicitly.
 fn modes_survive_umask() -> bool {
+    // A process fact: the umask, which skillpm never changes.
     static SURVIVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *SURVIVE.get_or_init(|| {
         let status = Path::new("/proc/self/status");
