@@ -155,9 +155,8 @@ pub fn info(env: &Environment, reg: RegistryArgs, name: &str) -> Result<IndexFil
     let client = reg.client(env, false)?;
     match runtime()?.block_on(client.index(name, None))? {
         IndexResponse::Fresh { index, .. } => Ok(index),
-        IndexResponse::NotModified => Err(RegistryError::Invalid {
+        IndexResponse::NotModified => Err(RegistryError::UnaskedNotModified {
             host: client.base().to_string(),
-            detail: "304 to an unconditional request".into(),
         }
         .into()),
     }

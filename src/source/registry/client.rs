@@ -13,6 +13,7 @@
 
 use crate::project::spec::mask_userinfo;
 use crate::source::http::FirstAlone;
+use crate::source::tls::TlsError;
 use crate::source::{chain, one_line};
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use reqwest::{Method, StatusCode};
@@ -35,11 +36,40 @@ pub use crate::source::http::timeout;
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     #[error("invalid registry URL {url:?}: {reason}")]
-    BadUrl { url: String, reason: String },
-    #[error("{0}")]
-    BadInput(String),
-    #[error("cannot reach registry {host}: {detail}")]
-    Transport { host: String, detail: String },
+    BadUrl {
+        url: String,
+        #[source]
+        reason: UrlProblem,
+    },
+    #[error("the API token contains invalid characters")]
+    InvalidToken,
+    #[error("invalid skill name {name:?}: {source}")]
+    InvalidName {
+        name: String,
+        #[source]
+        source: skillpm_core::name::NameError,
+    },
+    #[error("invalid version {version:?}: {source}")]
+    InvalidVersion {
+        version: String,
+        #[source]
+        source: semver::Error,
+    },
+    /// No client can be made: TLS cannot be set up.
+    #[error("cannot reach registry {host}: {}", chain(.source))]
+    Tls {
+        host: String,
+        #[source]
+        source: TlsError,
+    },
+    /// The message names every cause: reqwest's own ("error sending
+    /// request for url") does not say what went wrong.
+    #[error("cannot reach registry {host}: {}", one_line(&chain(.source)))]
+    Transport {
+        host: String,
+        #[source]
+        source: reqwest::Error,
+    },
     #[error("registry {host} answered {status}: {detail}")]
     Status {
         host: String,
@@ -48,8 +78,32 @@ pub enum RegistryError {
     },
     #[error("registry {host} sent more than {limit} bytes; refusing the response")]
     TooLarge { host: String, limit: u64 },
-    #[error("registry {host} sent an invalid response: {detail}")]
-    Invalid { host: String, detail: String },
+    #[error("registry {host} sent an invalid response: {source}")]
+    InvalidJson {
+        host: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("registry {host} sent an invalid response: index of {name}: {source}")]
+    InvalidIndex {
+        host: String,
+        name: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("registry {host} sent an invalid response: index of {name} lists another package")]
+    IndexOfAnother { host: String, name: String },
+    /// A `dl` or `api` URL of `config.json`, or one made from it.
+    #[error("registry {host} sent an invalid response: {what} {url:?}: {source}")]
+    InvalidUrl {
+        host: String,
+        what: &'static str,
+        url: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error("registry {host} sent an invalid response: 304 to an unconditional request")]
+    UnaskedNotModified { host: String },
     #[error("registry {host} needs an API token for this; run `skillpm login` or set one")]
     NoToken { host: String },
     #[error(
@@ -62,8 +116,19 @@ pub enum RegistryError {
         url: String,
         origin: String,
     },
-    #[error("cannot pack {dir}: {detail}")]
-    Pack { dir: String, detail: String },
+}
+
+/// Why a registry URL is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum UrlProblem {
+    #[error(transparent)]
+    Parse(#[from] url::ParseError),
+    #[error("only http:// and https:// registries are supported")]
+    Scheme,
+    #[error("no host")]
+    NoHost,
+    #[error("credentials in the URL are not allowed; use a token")]
+    Credentials,
 }
 
 impl RegistryError {
@@ -122,19 +187,19 @@ impl RegistryClient {
     /// A client for the registry at `base` (e.g. `https://skills.example`).
     /// The token is only sent on requests that need one.
     pub fn new(base: &str, token: Option<String>) -> Result<Self> {
-        let bad = |reason: &str| RegistryError::BadUrl {
+        let bad = |reason: UrlProblem| RegistryError::BadUrl {
             url: mask_userinfo(base),
-            reason: reason.to_string(),
+            reason,
         };
-        let mut url = Url::parse(base).map_err(|e| bad(&e.to_string()))?;
+        let mut url = Url::parse(base).map_err(|e| bad(e.into()))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(bad("only http:// and https:// registries are supported"));
+            return Err(bad(UrlProblem::Scheme));
         }
         if url.host_str().is_none() {
-            return Err(bad("no host"));
+            return Err(bad(UrlProblem::NoHost));
         }
         if !url.username().is_empty() || url.password().is_some() {
-            return Err(bad("credentials in the URL are not allowed; use a token"));
+            return Err(bad(UrlProblem::Credentials));
         }
         url.set_query(None);
         url.set_fragment(None);
@@ -148,9 +213,9 @@ impl RegistryClient {
         let origin = url.origin();
         let allowed = origin.clone();
         let http = crate::source::http::builder()
-            .map_err(|e| RegistryError::Transport {
+            .map_err(|source| RegistryError::Tls {
                 host: host.clone(),
-                detail: chain(&e),
+                source,
             })?
             .redirect(reqwest::redirect::Policy::custom(move |attempt| {
                 if attempt.previous().len() >= 5 {
@@ -163,9 +228,9 @@ impl RegistryClient {
                 }
             }))
             .build()
-            .map_err(|e| RegistryError::Transport {
+            .map_err(|source| RegistryError::Transport {
                 host: host.clone(),
-                detail: chain(&e),
+                source,
             })?;
         Ok(RegistryClient {
             base: url,
@@ -194,9 +259,7 @@ impl RegistryClient {
                         for (what, u) in
                             [("config.json `dl`", &c.dl), ("config.json `api`", &c.api)]
                         {
-                            let parsed = Url::parse(u).map_err(|e| {
-                                self.invalid(format!("{what} {:?}: {e}", mask_userinfo(u)))
-                            })?;
+                            let parsed = Url::parse(u).map_err(|e| self.invalid_url(what, u, e))?;
                             self.own_origin(what, &parsed)?;
                         }
                         Ok(c)
@@ -234,10 +297,17 @@ impl RegistryClient {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let body = self.read_capped(resp, MAX_JSON_BYTES).await?;
-        let index: IndexFile = serde_json::from_slice(&body)
-            .map_err(|e| self.invalid(format!("index of {name}: {e}")))?;
+        let index: IndexFile =
+            serde_json::from_slice(&body).map_err(|source| RegistryError::InvalidIndex {
+                host: self.host.clone(),
+                name: name.to_string(),
+                source,
+            })?;
         if index.name.as_str() != name || index.versions.iter().any(|v| v.name.as_str() != name) {
-            return Err(self.invalid(format!("index of {name} lists another package")));
+            return Err(RegistryError::IndexOfAnother {
+                host: self.host.clone(),
+                name: name.to_string(),
+            });
         }
         Ok(IndexResponse::Fresh { index, etag, body })
     }
@@ -253,8 +323,7 @@ impl RegistryClient {
         } else {
             format!("{}/{name}/{version}/download", dl.trim_end_matches('/'))
         };
-        let url = Url::parse(&url)
-            .map_err(|e| self.invalid(format!("download URL {:?}: {e}", mask_userinfo(&url))))?;
+        let url = Url::parse(&url).map_err(|e| self.invalid_url("download URL", &url, e))?;
         self.own_origin("download URL", &url)?;
         let resp = self.get(url, HeaderMap::new()).await?;
         self.read_capped(resp, max_bytes).await
@@ -353,15 +422,14 @@ impl RegistryClient {
     fn url(&self, path: &str) -> Result<Url> {
         self.base.join(path).map_err(|e| RegistryError::BadUrl {
             url: format!("{}{path}", self.base),
-            reason: e.to_string(),
+            reason: e.into(),
         })
     }
 
     async fn api_url(&self, path: &str) -> Result<Url> {
         let api = self.config().await?.api.clone();
         let full = format!("{}/{path}", api.trim_end_matches('/'));
-        let url = Url::parse(&full)
-            .map_err(|e| self.invalid(format!("API URL {:?}: {e}", mask_userinfo(&full))))?;
+        let url = Url::parse(&full).map_err(|e| self.invalid_url("API URL", &full, e))?;
         self.own_origin("API URL", &url)?;
         Ok(url)
     }
@@ -392,9 +460,8 @@ impl RegistryClient {
             .ok_or_else(|| RegistryError::NoToken {
                 host: self.host.clone(),
             })?;
-        let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-            RegistryError::BadInput("the API token contains invalid characters".into())
-        })?;
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| RegistryError::InvalidToken)?;
         value.set_sensitive(true);
         Ok(self.http.request(method, url).header(AUTHORIZATION, value))
     }
@@ -413,7 +480,7 @@ impl RegistryClient {
                 // `is_request` covers a kept-alive connection the server
                 // closed just as it was reused (idle timeouts, eviction).
                 Err(e) if (e.is_connect() || e.is_timeout() || e.is_request()) && !last => {}
-                Err(e) => return Err(self.transport(&e)),
+                Err(e) => return Err(self.transport(e)),
             }
             tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
         }
@@ -422,17 +489,17 @@ impl RegistryClient {
     async fn get_json<T: serde::de::DeserializeOwned>(&self, url: Url, cap: u64) -> Result<T> {
         let resp = self.get(url, HeaderMap::new()).await?;
         let body = self.read_capped(resp, cap).await?;
-        serde_json::from_slice(&body).map_err(|e| self.invalid(e.to_string()))
+        serde_json::from_slice(&body).map_err(|e| self.invalid_json(e))
     }
 
     async fn send_json<T: serde::de::DeserializeOwned>(
         &self,
         req: reqwest::RequestBuilder,
     ) -> Result<T> {
-        let resp = self.first.send(req).await.map_err(|e| self.transport(&e))?;
+        let resp = self.first.send(req).await.map_err(|e| self.transport(e))?;
         let resp = self.check(resp).await?;
         let body = self.read_capped(resp, MAX_JSON_BYTES).await?;
-        serde_json::from_slice(&body).map_err(|e| self.invalid(e.to_string()))
+        serde_json::from_slice(&body).map_err(|e| self.invalid_json(e))
     }
 
     /// Turns a non-success status into an error carrying the server's
@@ -497,7 +564,7 @@ impl RegistryClient {
             return Err(too_large());
         }
         let mut out = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(&e))? {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(e))? {
             if out.len() as u64 + chunk.len() as u64 > cap {
                 return Err(too_large());
             }
@@ -506,17 +573,27 @@ impl RegistryClient {
         Ok(out)
     }
 
-    fn transport(&self, e: &reqwest::Error) -> RegistryError {
+    fn transport(&self, source: reqwest::Error) -> RegistryError {
         RegistryError::Transport {
             host: self.host.clone(),
-            detail: one_line(&chain(e)),
+            source,
         }
     }
 
-    fn invalid(&self, detail: String) -> RegistryError {
-        RegistryError::Invalid {
+    fn invalid_json(&self, source: serde_json::Error) -> RegistryError {
+        RegistryError::InvalidJson {
             host: self.host.clone(),
-            detail: one_line(&detail),
+            source,
+        }
+    }
+
+    /// `url`, which the registry's `config.json` gave or made, as `what`.
+    fn invalid_url(&self, what: &'static str, url: &str, source: url::ParseError) -> RegistryError {
+        RegistryError::InvalidUrl {
+            host: self.host.clone(),
+            what,
+            url: mask_userinfo(url),
+            source,
         }
     }
 }
@@ -530,14 +607,19 @@ fn host_of(url: &Url) -> String {
 }
 
 fn check_name(name: &str) -> Result<()> {
-    skillpm_core::name::check_name(name)
-        .map_err(|e| RegistryError::BadInput(format!("invalid skill name {name:?}: {e}")))
+    skillpm_core::name::check_name(name).map_err(|source| RegistryError::InvalidName {
+        name: name.to_string(),
+        source,
+    })
 }
 
 fn check_version(v: &str) -> Result<String> {
     semver::Version::parse(v)
         .map(|v| v.to_string())
-        .map_err(|e| RegistryError::BadInput(format!("invalid version {v:?}: {e}")))
+        .map_err(|source| RegistryError::InvalidVersion {
+            version: v.to_string(),
+            source,
+        })
 }
 
 #[cfg(test)]
@@ -567,6 +649,58 @@ mod tests {
         assert_eq!(mask_userinfo("no scheme"), "no scheme");
         let e = RegistryClient::new("https://u:tok3n@x.example", None).unwrap_err();
         assert!(!e.to_string().contains("tok3n"), "{e}");
+    }
+
+    /// Refused input is a variant holding its cause, and says what it
+    /// said when it was a sentence.
+    #[test]
+    fn refused_input_keeps_its_cause() {
+        use std::error::Error as _;
+        let e = check_version("1.x").unwrap_err();
+        assert!(matches!(&e, RegistryError::InvalidVersion { version, .. } if version == "1.x"));
+        assert!(e.source().is_some());
+        assert!(
+            e.to_string().starts_with("invalid version \"1.x\": "),
+            "{e}"
+        );
+        let e = check_name("Bad Name").unwrap_err();
+        assert!(matches!(&e, RegistryError::InvalidName { .. }));
+        assert!(
+            e.to_string()
+                .starts_with("invalid skill name \"Bad Name\": "),
+            "{e}"
+        );
+        let e = RegistryClient::new("ftp://x.example", None).unwrap_err();
+        assert!(matches!(
+            &e,
+            RegistryError::BadUrl {
+                reason: UrlProblem::Scheme,
+                ..
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "invalid registry URL \"ftp://x.example\": only http:// and https:// registries are supported"
+        );
+    }
+
+    /// A request that gets no answer keeps reqwest's error, and the
+    /// message still names the cause under it.
+    #[test]
+    fn an_unreachable_registry_says_why() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let c = RegistryClient::new("http://127.0.0.1:1", None).unwrap();
+        let e = rt.block_on(c.index("x", None)).unwrap_err();
+        assert!(matches!(&e, RegistryError::Transport { source, .. } if source.is_connect()));
+        let text = e.to_string();
+        assert!(
+            text.starts_with("cannot reach registry 127.0.0.1:1: "),
+            "{text}"
+        );
+        assert!(text.to_lowercase().contains("refused"), "{text}");
     }
 
     #[test]
