@@ -19,6 +19,10 @@ use std::path::Path;
 /// The file's name, at the top of a skill's directory.
 pub const FILE: &str = "skill.toml";
 
+/// Microsoft APM's manifest, read when a package has no `skill.toml`, so
+/// APM's hybrid packages (a skill with an `apm.yml`) install with theirs.
+pub const APM_FILE: &str = "apm.yml";
+
 /// Largest `skill.toml` read: a list of dependencies, not a document.
 const MAX_BYTES: u64 = 64 * 1024;
 
@@ -43,6 +47,12 @@ pub enum PackageManifestError {
     NotUtf8 { file: String },
     #[error("cannot read {FILE} from the package: {0}")]
     Unpack(#[from] UnpackError),
+    #[error("{file}:{line}: {message}")]
+    Apm {
+        file: String,
+        line: usize,
+        message: String,
+    },
 }
 
 impl PackageManifest {
@@ -78,31 +88,53 @@ impl PackageManifest {
         Ok(out)
     }
 
-    /// The `skill.toml` at the top of a packed tree, if it has one.
-    /// `origin` names the package in errors.
+    /// The `skill.toml` at the top of a packed tree, else its `apm.yml`,
+    /// if it has either. `origin` names the package in errors; a GitHub
+    /// shorthand in `apm.yml` expands against `github_base`.
     pub fn of_package(
         tree: &Verified,
         origin: &str,
         registries: &BTreeMap<String, String>,
+        github_base: &str,
     ) -> Result<Option<PackageManifest>, PackageManifestError> {
-        let file = format!("{FILE} of {origin}");
-        let data = match read_top_file(tree.bytes(), FILE, MAX_BYTES, &Limits::default()) {
-            Ok(Some(data)) => data,
-            Ok(None) => return Ok(None),
-            Err(UnpackError::TooLarge { .. }) => {
-                return Err(PackageManifestError::TooLarge { file })
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let text = String::from_utf8(data)
-            .map_err(|_| PackageManifestError::NotUtf8 { file: file.clone() })?;
-        Ok(Some(PackageManifest::parse(
-            &text,
-            Path::new(&file),
-            registries,
-        )?))
+        if let Some(text) = top_text(tree, FILE, origin)? {
+            let file = format!("{FILE} of {origin}");
+            return Ok(Some(PackageManifest::parse(
+                &text,
+                Path::new(&file),
+                registries,
+            )?));
+        }
+        match top_text(tree, APM_FILE, origin)? {
+            Some(text) => Ok(Some(apm::read(
+                &text,
+                &format!("{APM_FILE} of {origin}"),
+                github_base,
+            )?)),
+            None => Ok(None),
+        }
     }
 }
+
+/// The text of the file `name` at the top of `tree`, bounded and UTF-8.
+fn top_text(
+    tree: &Verified,
+    name: &str,
+    origin: &str,
+) -> Result<Option<String>, PackageManifestError> {
+    let file = format!("{name} of {origin}");
+    let data = match read_top_file(tree.bytes(), name, MAX_BYTES, &Limits::default()) {
+        Ok(Some(data)) => data,
+        Ok(None) => return Ok(None),
+        Err(UnpackError::TooLarge { .. }) => return Err(PackageManifestError::TooLarge { file }),
+        Err(e) => return Err(e.into()),
+    };
+    String::from_utf8(data)
+        .map(Some)
+        .map_err(|_| PackageManifestError::NotUtf8 { file })
+}
+
+mod apm;
 
 #[cfg(test)]
 mod tests {

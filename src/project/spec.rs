@@ -145,7 +145,7 @@ pub struct GitHubShorthand {
 pub const DEFAULT_GITHUB_BASE: &str = "https://github.com";
 
 impl GitHubShorthand {
-    fn parse(s: &str) -> Result<GitHubShorthand, SpecError> {
+    pub fn parse(s: &str) -> Result<GitHubShorthand, SpecError> {
         let bad = |reason| SpecError::BadShorthand {
             input: s.to_string(),
             reason,

@@ -293,13 +293,21 @@ impl<'a> Collect<'a> {
                 &fetched
             }
         };
-        let manifest =
-            PackageManifest::of_package(tree, &skill.origin(), &self.manifest.registries).map_err(
-                |source| DependencyError::Manifest {
-                    skill: skill.name.clone(),
-                    source,
-                },
-            )?;
+        let github_base = self
+            .manifest
+            .github_base
+            .as_deref()
+            .unwrap_or(crate::project::spec::DEFAULT_GITHUB_BASE);
+        let manifest = PackageManifest::of_package(
+            tree,
+            &skill.origin(),
+            &self.manifest.registries,
+            github_base,
+        )
+        .map_err(|source| DependencyError::Manifest {
+            skill: skill.name.clone(),
+            source,
+        })?;
         let Some(manifest) = manifest else {
             return Ok(Vec::new());
         };

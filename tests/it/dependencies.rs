@@ -536,3 +536,40 @@ fn a_remote_skill_may_not_depend_on_this_machines_repositories() {
         None
     );
 }
+
+/// An APM hybrid package (a skill with an `apm.yml` and no `skill.toml`)
+/// installs with its `dependencies.apm`: a GitHub shorthand (against the
+/// project's `[sources] github`, here a local mirror) with a sub-path and
+/// `#ref`, and a sibling; its `mcp` servers are APM's and left alone.
+#[test]
+fn an_apm_packages_dependencies_install_with_it() {
+    let f = Fixture::new();
+    f.link_bin("git");
+    let mirror = f.root().join("mirror");
+    let lint = mirror.join("acme/lint.git");
+    skill(&f, &lint, "lint-rules", None);
+    commit_all(&lint);
+    git(&lint, &["tag", "v2.0.0"]);
+    let repo = f.root().join("hybrid");
+    skill(&f, &repo, "helper", None);
+    skill(&f, &repo, "review", None);
+    f.write(
+        &repo,
+        "skills/review/apm.yml",
+        "name: review\nversion: 1.0.0\ndependencies:\n  apm:\n    \
+         - acme/lint/skills/lint-rules#v2.0.0\n    - ../helper\n  \
+         mcp:\n    - io.github.github/github-mcp-server\n",
+    );
+    commit_all(&repo);
+    f.write(
+        &f.project,
+        "skills.toml",
+        format!("[sources]\ngithub = \"file://{}\"\n\n[skills]\n", mirror.display()),
+    );
+    f.ok(&["add", &url(&repo), "--skill", "review"]);
+    assert_eq!(installed(&f), ["helper", "lint-rules", "review"]);
+    assert_eq!(
+        edges(&f.project)[2],
+        ("review".to_string(), vec!["helper".to_string(), "lint-rules".to_string()])
+    );
+}

@@ -309,6 +309,12 @@ fn yaml_options() -> serde_saphyr::Options {
     options
 }
 
+/// A small YAML document from a package (APM's `apm.yml`), read with the
+/// frontmatter's bounds: `Err((line, message))` when it does not parse.
+pub fn parse_yaml_document(text: &str) -> Result<Value, (usize, String)> {
+    parse_yaml(text).map_err(|f| (f.line, f.message))
+}
+
 fn parse_yaml(fm: &str) -> Result<Value, YamlFailure> {
     if fm.trim().is_empty() {
         return Ok(Value::Null);
