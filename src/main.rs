@@ -257,15 +257,19 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             for (path, bytes) in &package.files {
                 print(&format!("  {path:<width$}  {bytes:>9} B\n"))?;
             }
+            for dep in &package.deps {
+                print(&format!("  depends on {} {}\n", dep.name, dep.req))?;
+            }
             let id = &package.identity;
             note(
                 quiet,
                 format!(
-                    "Would publish {}@{}: {} files, {total} bytes ({} packed); nothing was sent",
+                    "Would publish {}@{}: {} files, {total} bytes ({} packed), {} dependencies; nothing was sent",
                     id.name,
                     id.version,
                     package.files.len(),
-                    package.tarball.len()
+                    package.tarball.len(),
+                    package.deps.len()
                 ),
             );
             None

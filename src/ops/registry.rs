@@ -10,7 +10,7 @@ use crate::project::{Project, RegistryFrom};
 use crate::source::registry::client::RegistryClient;
 use crate::source::registry::credentials;
 use skillpm_core::archive;
-use skillpm_core::protocol::PublishResponse;
+use skillpm_core::protocol::{IndexDep, PublishResponse};
 use std::path::{Path, PathBuf};
 
 /// Which registry a registry command talks to, and with which token, as
@@ -62,19 +62,21 @@ impl RegistryArgs {
     }
 }
 
-/// A package ready to publish: who it is, its files with their sizes, and
-/// the tarball that would be uploaded.
+/// A package ready to publish: who it is, what it depends on, its files
+/// with their sizes, and the tarball that would be uploaded.
 #[derive(Debug)]
 pub struct Publishable {
     pub identity: skillpm_core::publish::Identity,
+    pub deps: Vec<IndexDep>,
     pub files: Vec<(String, u64)>,
     pub tarball: Vec<u8>,
 }
 
 /// Packs `dir` deterministically and runs every check the registry runs
 /// on an upload (its unpacker with the registry's name rules, and
-/// `skillpm_core::publish::check`), on this machine: what passes here
-/// publishes, save for the registry's own limits and who owns the name.
+/// `skillpm_core::publish::check` and `dependencies`), on this machine:
+/// what passes here publishes, save for the registry's own limits, who
+/// owns the name and whether the registry has what the package depends on.
 pub fn prepare_publish(dir: &Path, version: Option<&semver::Version>) -> Result<Publishable> {
     let tarball = archive::pack_dir(dir).map_err(crate::source::SourceError::from)?;
     let limits = archive::Limits {
@@ -85,10 +87,14 @@ pub fn prepare_publish(dir: &Path, version: Option<&semver::Version>) -> Result<
         archive::unpack_to_memory(&tarball, &limits).map_err(crate::source::SourceError::from)?;
     let mut files: Vec<(String, u64)> = Vec::new();
     let mut skill_md = None;
+    let mut skill_toml = None;
     for e in &entries {
         if let archive::MemEntry::File { path, data, .. } = e {
             if path == "SKILL.md" || (path == "skill.md" && skill_md.is_none()) {
                 skill_md = Some(data.as_slice());
+            }
+            if path == skillpm_core::publish::SKILL_TOML {
+                skill_toml = Some(data.as_slice());
             }
             files.push((path.clone(), data.len() as u64));
         }
@@ -99,12 +105,16 @@ pub fn prepare_publish(dir: &Path, version: Option<&semver::Version>) -> Result<
     };
     let bytes = skill_md.ok_or_else(|| refused("it has no SKILL.md at its top level".into()))?;
     let doc = skillpm_core::skill::parse(bytes).map_err(|e| refused(e.to_string()))?;
-    let identity = skillpm_core::publish::check(&doc, version).map_err(|refusals| {
-        let said: Vec<String> = refusals.iter().map(ToString::to_string).collect();
-        refused(said.join("; "))
-    })?;
+    let identity = skillpm_core::publish::check(&doc, version)
+        .map_err(|r| refused(skillpm_core::publish::joined(&r)))?;
+    let deps = match skill_toml {
+        None => Vec::new(),
+        Some(bytes) => skillpm_core::publish::dependencies(bytes, &identity.name)
+            .map_err(|r| refused(skillpm_core::publish::joined(&r)))?,
+    };
     Ok(Publishable {
         identity,
+        deps,
         files,
         tarball,
     })

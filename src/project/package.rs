@@ -17,14 +17,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The file's name, at the top of a skill's directory.
-pub const FILE: &str = "skill.toml";
+pub const FILE: &str = skillpm_core::publish::SKILL_TOML;
 
 /// Microsoft APM's manifest, read when a package has no `skill.toml`, so
 /// APM's hybrid packages (a skill with an `apm.yml`) install with theirs.
 pub const APM_FILE: &str = "apm.yml";
 
-/// Largest `skill.toml` read: a list of dependencies, not a document.
-const MAX_BYTES: u64 = 64 * 1024;
+/// Largest `skill.toml` read, the same bound as the registry's.
+const MAX_BYTES: u64 = skillpm_core::publish::MAX_SKILL_TOML as u64;
 
 /// The most dependencies one package may declare.
 pub const MAX_DEPENDENCIES: usize = 256;

@@ -119,6 +119,12 @@ pub fn check(doc: &SkillDoc, given: Option<&semver::Version>) -> Result<Identity
     }
 }
 
+/// Refusals as one message, for an answer or an error that has one line.
+pub fn joined<R: std::fmt::Display>(refusals: &[R]) -> String {
+    let said: Vec<String> = refusals.iter().map(ToString::to_string).collect();
+    said.join("; ")
+}
+
 /// The file beside `SKILL.md` that declares a package's dependencies.
 pub const SKILL_TOML: &str = "skill.toml";
 

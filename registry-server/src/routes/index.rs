@@ -87,6 +87,10 @@ async fn render(st: &AppState, name: &SkillName) -> ApiResult<RenderedIndex> {
             |e: BoxError| ApiError::internal(format!("corrupt row for {name}@{}", r.vers), e);
         let vers = semver::Version::parse(&r.vers).map_err(|e| corrupt(e.into()))?;
         let cksum = Checksum::parse(&r.cksum).map_err(|e| corrupt(e.into()))?;
+        // Unlike `requires` (shown, never acted on), a dependency dropped
+        // here would install a package without what it needs: a row that
+        // does not read is an error.
+        let deps = serde_json::from_str(&r.deps).map_err(|e| corrupt(e.into()))?;
         versions.push(IndexVersion {
             name: name.clone(),
             vers,
@@ -94,7 +98,7 @@ async fn render(st: &AppState, name: &SkillName) -> ApiResult<RenderedIndex> {
             yanked: r.yanked,
             description: r.description,
             requires: serde_json::from_str(&r.requires).unwrap_or_default(),
-            deps: Vec::new(),
+            deps,
             published: rfc3339(r.published),
         });
     }

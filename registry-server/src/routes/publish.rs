@@ -3,8 +3,9 @@
 //! Order matters: authenticate before reading the body, cap the body while
 //! reading it, unpack with the client's own hardened unpacker (so the
 //! server accepts exactly what clients can install), validate `SKILL.md`,
-//! refuse doomed uploads before storing anything, store the blob durably,
-//! and only then commit the row that makes the version visible.
+//! check `skill.toml`'s dependencies against this registry, refuse doomed
+//! uploads before storing anything, store the blob durably, and only then
+//! commit the row that makes the version visible.
 
 use crate::auth::authenticate;
 use crate::error::{ApiError, ApiResult};
@@ -19,7 +20,7 @@ use http_body_util::BodyExt;
 use skillpm_core::archive::{unpack_to_new_dir, Limits};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
-use skillpm_core::protocol::PublishResponse;
+use skillpm_core::protocol::{IndexDep, PublishResponse};
 use skillpm_core::publish;
 use skillpm_core::skill;
 use std::path::Path;
@@ -58,6 +59,11 @@ pub async fn publish(
     let meta = meta?;
 
     st.db.precheck(&meta.name, &meta.vers, &user).await?;
+    for dep in &meta.deps {
+        check_dep(&st, dep).await?;
+    }
+    let deps = serde_json::to_string(&meta.deps)
+        .map_err(|e| ApiError::internal("cannot encode the dependencies", e))?;
 
     // The blob first: once the row commits, any replica may serve it.
     st.blobs.put(&cksum, bytes::Bytes::from(bytes)).await?;
@@ -73,11 +79,60 @@ pub async fn publish(
         cksum: cksum.to_string(),
         description: meta.description,
         requires: meta.requires,
+        deps,
         body: meta.body,
     };
     st.db.insert_version(&row, &user).await?;
     Ok(Json(response))
 }
+
+/// Refuses a dependency this registry cannot satisfy: no package of that
+/// name, or no version of it, yanked ones aside, that matches. A version
+/// yanked after this check still resolves for a lock that names it, as
+/// any yanked version does, so the check is not repeated in the insert's
+/// transaction.
+async fn check_dep(st: &AppState, dep: &IndexDep) -> ApiResult<()> {
+    let (_, rows) = st.db.index_rows(dep.name.as_str()).await?;
+    let refuse = |why: String| {
+        Err(ApiError::BadRequest(format!(
+            "{}: dependency `{}` {}: {why}",
+            publish::SKILL_TOML,
+            dep.name,
+            dep.req
+        )))
+    };
+    if rows.is_empty() {
+        return refuse(format!("no package named `{}` in this registry", dep.name));
+    }
+    let mut available: Vec<semver::Version> = rows
+        .iter()
+        .filter(|r| !r.yanked)
+        .filter_map(|r| semver::Version::parse(&r.vers).ok())
+        .collect();
+    if available.iter().any(|v| dep.req.matches(v)) {
+        return Ok(());
+    }
+    if available.is_empty() {
+        return refuse("every published version is yanked".into());
+    }
+    available.sort();
+    // The newest are the ones a publisher most likely meant.
+    let shown = available.len().min(MAX_SHOWN);
+    let mut listed: Vec<String> = available[available.len() - shown..]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if available.len() > shown {
+        listed.insert(0, format!("{} older, …", available.len() - shown));
+    }
+    refuse(format!(
+        "no published version matches (available: {})",
+        listed.join(", ")
+    ))
+}
+
+/// Versions listed when none matches a dependency's requirement.
+const MAX_SHOWN: usize = 10;
 
 /// Reads at most `cap` bytes. An oversized body is partly drained before
 /// answering 413, because closing a socket with unread data makes the
@@ -133,6 +188,7 @@ struct Meta {
     vers: semver::Version,
     description: String,
     requires: String,
+    deps: Vec<IndexDep>,
     body: String,
 }
 
@@ -154,18 +210,23 @@ fn inspect(
     let dir = unpack_to_new_dir(bytes, None, tmp, limits)?;
     let file = ["SKILL.md", "skill.md"]
         .iter()
-        .map(|f| dir.path().join(f))
-        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .find_map(|f| root_file(dir.path(), f))
         .ok_or_else(|| ApiError::BadRequest("package has no SKILL.md at its root".into()))?;
     let doc = skill::read(&file).map_err(|e| ApiError::BadRequest(at(e.line(), &e)))?;
     // The one check `skillpm publish --dry-run` runs too: the registry
     // dialect (what published before `validate` followed the
     // specification to the letter still publishes), a name and a version.
-    let identity = publish::check(&doc, given).map_err(|refusals| {
-        let said: Vec<String> = refusals.iter().map(ToString::to_string).collect();
-        ApiError::BadRequest(said.join("; "))
-    })?;
+    let identity =
+        publish::check(&doc, given).map_err(|r| ApiError::BadRequest(publish::joined(&r)))?;
     let (skill_name, vers) = (identity.name, identity.version);
+    let deps = match root_file(dir.path(), publish::SKILL_TOML) {
+        None => Vec::new(),
+        Some(path) => {
+            let bytes = read_bounded(&path, publish::MAX_SKILL_TOML)?;
+            publish::dependencies(&bytes, &skill_name)
+                .map_err(|r| ApiError::BadRequest(publish::joined(&r)))?
+        }
+    };
     let requires = match doc.frontmatter.get("requires") {
         Some(v @ serde_json::Value::Object(_)) => v.to_string(),
         _ => "{}".to_string(),
@@ -176,6 +237,26 @@ fn inspect(
         vers,
         description: doc.description().to_string(),
         requires,
+        deps,
         body: doc.body.clone(),
     })
+}
+
+/// `name` at the top of the unpacked package, when it is a regular file.
+fn root_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    let p = dir.join(name);
+    std::fs::symlink_metadata(&p)
+        .is_ok_and(|m| m.is_file())
+        .then_some(p)
+}
+
+/// At most `cap + 1` bytes of `path`: enough for the caller to see that
+/// it is too large without reading all of it.
+fn read_bounded(path: &Path, cap: usize) -> ApiResult<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(cap as u64 + 1).read_to_end(&mut out))
+        .map_err(|e| ApiError::internal(format!("cannot read {}", path.display()), e))?;
+    Ok(out)
 }

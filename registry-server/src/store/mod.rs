@@ -169,6 +169,8 @@ pub struct VersionRow {
     pub yanked: bool,
     pub description: String,
     pub requires: String,
+    /// JSON array of `{name, req}`, as the index serves it.
+    pub deps: String,
     pub published: i64,
 }
 
@@ -180,6 +182,8 @@ pub struct NewVersion {
     pub cksum: String,
     pub description: String,
     pub requires: String,
+    /// JSON array of `{name, req}`, each naming a package of this registry.
+    pub deps: String,
     pub body: String,
 }
 
@@ -207,6 +211,7 @@ pub struct FullVersion {
     pub yanked: bool,
     pub description: String,
     pub requires: String,
+    pub deps: String,
     pub body: String,
     pub published: i64,
 }

@@ -186,8 +186,9 @@ impl PgStore {
         let insert = tx
             .prepare(
                 "INSERT INTO versions
-                   (name, vers, vers_key, cksum, yanked, description, requires, body, published)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+                   (name, vers, vers_key, cksum, yanked, description, requires, deps, body,
+                    published)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
             )
             .await?;
         let check = tx
@@ -208,6 +209,7 @@ impl PgStore {
                         &v.yanked,
                         &v.description,
                         &v.requires,
+                        &v.deps,
                         &v.body,
                         &v.published,
                     ],
@@ -579,8 +581,9 @@ impl MetaStore for PgStore {
         let res = t
             .execute(
                 "INSERT INTO versions
-                   (name, vers, vers_key, cksum, yanked, description, requires, body, published)
-                 VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8)",
+                   (name, vers, vers_key, cksum, yanked, description, requires, deps, body,
+                    published)
+                 VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8, $9)",
                 &[
                     &v.name,
                     &vers,
@@ -588,6 +591,7 @@ impl MetaStore for PgStore {
                     &v.cksum,
                     &v.description,
                     &v.requires,
+                    &v.deps,
                     &v.body,
                     &now,
                 ],
@@ -612,7 +616,8 @@ impl MetaStore for PgStore {
         // One statement, one snapshot: the generation and the rows agree.
         let st = c
             .prepare_cached(
-                "SELECT p.gen, v.vers, v.cksum, v.yanked, v.description, v.requires, v.published
+                "SELECT p.gen, v.vers, v.cksum, v.yanked, v.description, v.requires, v.deps,
+                        v.published
                  FROM packages p JOIN versions v ON v.name = p.name WHERE p.name = $1",
             )
             .await?;
@@ -627,7 +632,8 @@ impl MetaStore for PgStore {
                     yanked: r.get(3),
                     description: r.get(4),
                     requires: r.get(5),
-                    published: r.get(6),
+                    deps: r.get(6),
+                    published: r.get(7),
                 })
                 .collect(),
         ))

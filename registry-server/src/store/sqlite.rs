@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS versions (
     yanked      INTEGER NOT NULL DEFAULT 0,
     description TEXT NOT NULL,
     requires    TEXT NOT NULL DEFAULT '{}',
+    deps        TEXT NOT NULL DEFAULT '[]',
     body        TEXT NOT NULL DEFAULT '',
     published   INTEGER NOT NULL,
     UNIQUE (name, vers)
@@ -101,6 +102,7 @@ impl Db {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.execute_batch(SCHEMA)?;
         add_generations(&conn)?;
+        add_column(&conn, "versions", "deps", "TEXT NOT NULL DEFAULT '[]'")?;
         backfill_search(&mut conn)?;
         Ok(Db {
             gens: Arc::default(),
@@ -273,15 +275,23 @@ fn refresh_search(conn: &Connection, name: &str) -> rusqlite::Result<()> {
 /// The index generation column (see `generations.rs`), added to a
 /// database from before it.
 fn add_generations(conn: &Connection) -> rusqlite::Result<()> {
+    add_column(conn, "packages", "gen", "INTEGER NOT NULL DEFAULT 0")?;
+    conn.execute_batch("CREATE INDEX IF NOT EXISTS packages_gen ON packages (gen)")
+}
+
+/// Adds `column` to `table` of a database from before it: `SCHEMA`'s
+/// `CREATE TABLE IF NOT EXISTS` leaves an existing table as it was.
+/// Only ever called with this file's constants.
+fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> rusqlite::Result<()> {
     let has: bool = conn.query_row(
-        "SELECT COUNT(*) > 0 FROM pragma_table_info('packages') WHERE name = 'gen'",
-        [],
+        "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+        params![table, column],
         |r| r.get(0),
     )?;
     if !has {
-        conn.execute_batch("ALTER TABLE packages ADD COLUMN gen INTEGER NOT NULL DEFAULT 0")?;
+        conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
     }
-    conn.execute_batch("CREATE INDEX IF NOT EXISTS packages_gen ON packages (gen)")
+    Ok(())
 }
 
 /// Raises `name`'s index generation above every other (the caller holds
@@ -328,14 +338,16 @@ fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreRes
     }
     let vers = v.vers.to_string();
     let res = tx.execute(
-        "INSERT INTO versions (name, vers, cksum, yanked, description, requires, body, published)
-         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7)",
+        "INSERT INTO versions
+           (name, vers, cksum, yanked, description, requires, deps, body, published)
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8)",
         params![
             v.name,
             vers,
             v.cksum,
             v.description,
             v.requires,
+            v.deps,
             v.body,
             now
         ],
@@ -397,7 +409,7 @@ fn owners(conn: &Connection, name: &str) -> rusqlite::Result<Vec<String>> {
 
 fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> {
     let mut stmt = conn.prepare(
-        "SELECT vers, cksum, yanked, description, requires, published
+        "SELECT vers, cksum, yanked, description, requires, deps, published
          FROM versions WHERE name = ?1",
     )?;
     let rows = stmt.query_map(params![name], |r| {
@@ -407,7 +419,8 @@ fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> 
             yanked: r.get::<_, i64>(2)? != 0,
             description: r.get(3)?,
             requires: r.get(4)?,
-            published: r.get(5)?,
+            deps: r.get(5)?,
+            published: r.get(6)?,
         })
     })?;
     rows.collect()
@@ -647,7 +660,7 @@ fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
         .collect::<rusqlite::Result<_>>()?;
     let versions = conn
         .prepare(
-            "SELECT name, vers, cksum, yanked, description, requires, body, published
+            "SELECT name, vers, cksum, yanked, description, requires, deps, body, published
              FROM versions ORDER BY name, id",
         )?
         .query_map([], |r| {
@@ -658,8 +671,9 @@ fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
                 yanked: r.get::<_, i64>(3)? != 0,
                 description: r.get(4)?,
                 requires: r.get(5)?,
-                body: r.get(6)?,
-                published: r.get(7)?,
+                deps: r.get(6)?,
+                body: r.get(7)?,
+                published: r.get(8)?,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;

@@ -62,6 +62,12 @@ ALTER TABLE packages ADD COLUMN gen BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX packages_gen ON packages (gen);
 ",
     ),
+    (
+        4,
+        "
+ALTER TABLE versions ADD COLUMN deps TEXT NOT NULL DEFAULT '[]';
+",
+    ),
 ];
 
 /// Serialised across replicas by an advisory lock, so replicas starting
