@@ -588,3 +588,97 @@ async fn lowercase_skill_md_and_requires_reach_the_index() {
     );
     assert!(index.versions[0].deps.is_empty());
 }
+
+/// Packs `name@version` with `skill.toml` saying `deps` (its
+/// `[dependencies]` table).
+fn pack_depending(name: &str, version: &str, deps: &str) -> Vec<u8> {
+    let toml = format!("[dependencies]\n{deps}\n");
+    common::pack_with_files(
+        name,
+        &common::skill_md(name, version, "d", "body"),
+        &[("skill.toml", toml.as_bytes())],
+    )
+}
+
+/// `skill.toml`'s registry dependencies reach the index; one the
+/// registry cannot satisfy, or one from outside it, is refused before
+/// anything is stored.
+#[tokio::test]
+async fn dependencies_reach_the_index_or_the_publish_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start(tmp.path(), &[]);
+    let tok = s.token("alice");
+    let c = s.client(Some(&tok));
+    for v in ["1.0.0", "1.5.0", "1.6.0"] {
+        c.publish(pack("style-guide", v, "d", "b")).await.unwrap();
+    }
+    c.yank("style-guide", "1.6.0", false).await.unwrap();
+
+    c.publish(pack_depending(
+        "review",
+        "1.0.0",
+        "style-guide = \"^1.2\"\nother = { version = \"*\", registry = \"default\" }",
+    ))
+    .await
+    .expect_err("`other` is not in this registry");
+    c.publish(pack_depending("review", "1.0.0", "style-guide = \"^1.2\""))
+        .await
+        .expect("publish with a dependency");
+    let (index, _) = fresh_index(&c, "review").await;
+    let deps = &index.versions[0].deps;
+    assert_eq!(deps.len(), 1);
+    assert_eq!(deps[0].name.as_str(), "style-guide");
+    assert_eq!(deps[0].req.to_string(), "^1.2");
+    let (_, raw) = get_status(&format!("{}/index/review", s.url)).await;
+    assert_eq!(
+        raw["versions"][0]["deps"],
+        serde_json::json!([{ "name": "style-guide", "req": "^1.2" }])
+    );
+
+    // Only the yanked 1.6.0 would match: refused, naming what there is.
+    let (status, body) = put_raw(
+        &s,
+        Some(&tok),
+        pack_depending("lint", "1.0.0", "style-guide = \">=1.6\""),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        detail(&body),
+        "skill.toml: dependency `style-guide` >=1.6: no published version matches \
+         (available: 1.0.0, 1.5.0)"
+    );
+    let (status, body) = put_raw(
+        &s,
+        Some(&tok),
+        pack_depending("lint", "1.0.0", "ghost = \"1\""),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(detail(&body).contains("no package named `ghost`"), "{body}");
+
+    // Only registry packages: a git dependency is refused with its line.
+    let (status, body) = put_raw(
+        &s,
+        Some(&tok),
+        pack_depending(
+            "lint",
+            "1.0.0",
+            "style-guide = \"1\"\nhelper = { git = \"https://example.com/h.git\" }",
+        ),
+    )
+    .await;
+    assert_eq!(status, 400);
+    let said = detail(&body);
+    assert!(
+        said.starts_with("skill.toml line 3: dependency `helper` is a git dependency"),
+        "{said}"
+    );
+    assert!(said.contains("only on registry packages"), "{said}");
+
+    // Nothing of the refused publishes was stored.
+    let (status, _) = get_status(&format!("{}/index/lint", s.url)).await;
+    assert_eq!(status, 404);
+    let blobs = std::fs::read_dir(tmp.path().join("blobs")).unwrap().count();
+    assert_eq!(blobs, 4, "three style-guide versions and review");
+}
