@@ -264,12 +264,16 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             note(
                 quiet,
                 format!(
-                    "Would publish {}@{}: {} files, {total} bytes ({} packed), {} dependencies; nothing was sent",
+                    "Would publish {}@{}: {} files, {total} bytes ({} packed), {} {}; nothing was sent",
                     id.name,
                     id.version,
                     package.files.len(),
                     package.tarball.len(),
-                    package.deps.len()
+                    package.deps.len(),
+                    match package.deps.len() {
+                        1 => "dependency",
+                        _ => "dependencies",
+                    }
                 ),
             );
             None

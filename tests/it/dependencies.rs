@@ -573,3 +573,87 @@ fn an_apm_packages_dependencies_install_with_it() {
         ("review".to_string(), vec!["helper".to_string(), "lint-rules".to_string()])
     );
 }
+
+/// Publishes `name@version` declaring `deps` (its `[dependencies]`).
+fn publish_depending(f: &Fixture, reg: &Registry, name: &str, version: &str, deps: &str) {
+    let dir = f.package_src(name, version, &format!("{name} {version}"), "body");
+    f.write(&dir, "skill.toml", format!("[dependencies]\n{deps}\n"));
+    f.publish_to(reg, &dir);
+}
+
+/// A diamond of registry packages, their dependencies read from the
+/// index the registry filled at publish: `left` and `right` both need
+/// `base`, and get the one version both allow.
+#[test]
+fn registry_packages_bring_their_published_dependencies() {
+    let mut f = Fixture::new();
+    let reg = Registry::for_fixture(&mut f);
+    for v in ["1.0.0", "1.1.0", "2.0.0"] {
+        publish(&f, &reg, "base", v);
+    }
+    publish_depending(&f, &reg, "left", "1.0.0", "base = \"^1\"");
+    publish_depending(&f, &reg, "right", "1.0.0", "base = { version = \">=1.1\" }");
+
+    f.ok(&["init"]);
+    f.ok(&["add", "left", "right"]);
+    assert_eq!(installed(&f), ["base", "left", "right"]);
+    assert_eq!(
+        edges(&f.project),
+        [
+            ("base".to_string(), vec![]),
+            ("left".to_string(), vec!["base".to_string()]),
+            ("right".to_string(), vec!["base".to_string()]),
+        ]
+    );
+    let lock = lock_skills(&f.project);
+    let base = lock
+        .iter()
+        .find(|s| s["name"].as_str() == Some("base"))
+        .unwrap();
+    assert_eq!(base["version"].as_str(), Some("1.1.0"));
+
+    let tree = f.ok(&["tree"]);
+    let names: Vec<&str> = tree
+        .lines()
+        .map(|l| l.trim_start_matches(['│', '├', '└', '─', ' ']))
+        .collect();
+    assert_eq!(names.len(), 4, "{tree}");
+    assert!(names[0].starts_with("left 1.0.0"), "{tree}");
+    assert!(names[1].starts_with("base 1.1.0"), "{tree}");
+    assert!(names[2].starts_with("right 1.0.0"), "{tree}");
+    assert!(names[3].starts_with("base 1.1.0"), "{tree}");
+}
+
+/// `publish` refuses a dependency from outside the registry before
+/// anything is sent, and `--dry-run` lists the ones it would publish.
+#[test]
+fn publish_checks_dependencies_before_upload() {
+    let f = Fixture::new();
+    let dir = f.package_src("lint", "1.0.0", "lint", "body");
+    f.write(
+        &dir,
+        "skill.toml",
+        "[dependencies]\nbase = \"^1\"\nhelper = { path = \"../helper\" }\n",
+    );
+    // No registry is running: the refusal comes from the client.
+    let out = f.skillpm(&[
+        "publish",
+        dir.to_str().unwrap(),
+        "--registry",
+        "http://127.0.0.1:9",
+        "--token",
+        "t",
+    ]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("skill.toml line 3: dependency `helper` is a path dependency"),
+        "{err}"
+    );
+    f.write(&dir, "skill.toml", "[dependencies]\nbase = \"^1\"\n");
+    let out = f.skillpm(&["publish", "--dry-run", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("depends on base ^1"), "{listed}");
+    assert!(stderr(&out).contains("1 dependency;"), "{}", stderr(&out));
+}
