@@ -172,14 +172,7 @@ pub const DEFAULT_REGISTRY: &str = "default";
 /// Turns a `toml_edit` parse error into one line plus its line number.
 pub(crate) fn syntax_error(text: &str, e: &toml_edit::TomlError) -> (usize, String) {
     let line = e.span().map_or(1, |s| line_of(text, s.start));
-    let msg = e
-        .message()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
-    (line, msg)
+    (line, skillpm_core::text::toml_message(e))
 }
 
 pub(super) struct Ctx<'a> {

@@ -6,6 +6,7 @@
 use crate::name::{NameError, SkillName};
 use crate::protocol::IndexDep;
 use crate::skill::SkillDoc;
+use crate::text::{line_of, toml_message};
 use crate::validate::{check_doc, Dialect, Severity};
 
 /// Who a publishable package is.
@@ -215,20 +216,14 @@ pub fn dependencies(bytes: &[u8], package: &SkillName) -> Result<Vec<IndexDep>, 
         return Err(whole(DepWhy::TooLarge));
     }
     let text = std::str::from_utf8(bytes).map_err(|e| whole(DepWhy::NotUtf8(e)))?;
-    let line = |span: Option<std::ops::Range<usize>>| {
-        span.map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-    };
+    let line = |span: Option<std::ops::Range<usize>>| span.map(|s| line_of(text, s.start));
     let doc = toml_edit::Document::parse(text).map_err(|source| {
-        let message = source
-            .message()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("; ");
         vec![DepRefusal {
             line: line(source.span()),
-            why: DepWhy::Syntax { message, source },
+            why: DepWhy::Syntax {
+                message: toml_message(&source),
+                source,
+            },
         }]
     })?;
     let root = doc.as_table();

@@ -12,6 +12,18 @@ pub fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
+/// A TOML parse error's message on one line (`toml_edit` spreads it over
+/// several, with a snippet of the file), for errors that give the line
+/// number themselves.
+pub fn toml_message(e: &toml_edit::TomlError) -> String {
+    e.message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Line numbers for many offsets into one text: the line starts are found
 /// once, so each lookup is a binary search (a big lockfile asks for one
 /// line per entry; scanning from the start each time was quadratic).

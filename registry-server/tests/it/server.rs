@@ -635,41 +635,27 @@ async fn dependencies_reach_the_index_or_the_publish_is_refused() {
         serde_json::json!([{ "name": "style-guide", "req": "^1.2" }])
     );
 
+    // `lint` declaring `deps` is refused with 400: what it says.
+    let refused = |deps: &'static str| {
+        let (s, tok) = (&s, &tok);
+        async move {
+            let (status, body) = put_raw(s, Some(tok), pack_depending("lint", "1.0.0", deps)).await;
+            assert_eq!(status, 400, "{body}");
+            detail(&body)
+        }
+    };
     // Only the yanked 1.6.0 would match: refused, naming what there is.
-    let (status, body) = put_raw(
-        &s,
-        Some(&tok),
-        pack_depending("lint", "1.0.0", "style-guide = \">=1.6\""),
-    )
-    .await;
-    assert_eq!(status, 400);
     assert_eq!(
-        detail(&body),
+        refused("style-guide = \">=1.6\"").await,
         "skill.toml: dependency `style-guide` >=1.6: no published version matches \
          (available: 1.0.0, 1.5.0)"
     );
-    let (status, body) = put_raw(
-        &s,
-        Some(&tok),
-        pack_depending("lint", "1.0.0", "ghost = \"1\""),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert!(detail(&body).contains("no package named `ghost`"), "{body}");
+    let said = refused("ghost = \"1\"").await;
+    assert!(said.contains("no package named `ghost`"), "{said}");
 
     // Only registry packages: a git dependency is refused with its line.
-    let (status, body) = put_raw(
-        &s,
-        Some(&tok),
-        pack_depending(
-            "lint",
-            "1.0.0",
-            "style-guide = \"1\"\nhelper = { git = \"https://example.com/h.git\" }",
-        ),
-    )
-    .await;
-    assert_eq!(status, 400);
-    let said = detail(&body);
+    let said =
+        refused("style-guide = \"1\"\nhelper = { git = \"https://example.com/h.git\" }").await;
     assert!(
         said.starts_with("skill.toml line 3: dependency `helper` is a git dependency"),
         "{said}"
