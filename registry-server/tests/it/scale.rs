@@ -563,7 +563,7 @@ async fn migrate_copies_an_embedded_registry_of_200_versions() {
         &["--data".to_string(), data.path().display().to_string()],
     );
     let url = embedded[0].url.clone();
-    let names: Vec<String> = (0..20).map(|i| format!("skill-{i:02}")).collect();
+    let mut names: Vec<String> = (0..20).map(|i| format!("skill-{i:02}")).collect();
     let jobs: Vec<(String, String)> = names
         .iter()
         .flat_map(|n| (0..10).map(move |v| (n.clone(), format!("1.{v}.0"))))
@@ -587,6 +587,15 @@ async fn migrate_copies_an_embedded_registry_of_200_versions() {
     for t in tasks {
         t.await.unwrap();
     }
+    // One with a dependency, which the migrated index must keep.
+    let top = common::pack_with_files(
+        "top",
+        &common::skill_md("top", "1.0.0", "Top", "needs skill-00"),
+        &[("skill.toml", b"[dependencies]\nskill-00 = \"^1.2\"\n")],
+    );
+    let (st, body) = publish(&url, &alice, top).await;
+    assert_eq!(st, 200, "{body}");
+    names.push("top".to_string());
     let (st, _) = send(
         http()
             .delete(format!("{url}/api/v1/skills/skill-03/1.4.0/yank"))
@@ -603,13 +612,13 @@ async fn migrate_copies_an_embedded_registry_of_200_versions() {
 
     let first = run_migrate(data.path(), &shared);
     assert!(
-        first.contains("migrated 200 versions of 20 skills (200 new), 200 blobs (200 uploaded)"),
+        first.contains("migrated 201 versions of 21 skills (201 new), 201 blobs (201 uploaded)"),
         "{first}"
     );
     // Idempotent: nothing new the second time.
     let second = run_migrate(data.path(), &shared);
     assert!(
-        second.contains("migrated 200 versions of 20 skills (0 new), 200 blobs (0 uploaded)"),
+        second.contains("migrated 201 versions of 21 skills (0 new), 201 blobs (0 uploaded)"),
         "{second}"
     );
 
@@ -628,12 +637,35 @@ async fn migrate_copies_an_embedded_registry_of_200_versions() {
             n += 1;
         }
     }
-    assert_eq!(n, 200);
+    assert_eq!(n, 201);
+    let (_, _, json) = index(&reps[0].url, "top").await;
+    assert_eq!(
+        json["versions"][0]["deps"],
+        serde_json::json!([{ "name": "skill-00", "req": "^1.2" }]),
+        "the dependencies came along"
+    );
     let (_, _, json) = index(&reps[0].url, "skill-03").await;
     assert!(listed(&json)["1.4.0"].1, "the yank came along");
     // Tokens came along.
     let (st, _) = publish(&reps[1].url, &alice, pack("skill-00", "2.0.0", "Skill", "")).await;
     assert_eq!(st, 200);
+    // A dependency published to the shared store reaches the other replica.
+    let top2 = common::pack_with_files(
+        "top",
+        &common::skill_md("top", "1.1.0", "Top", "needs skill-00 2"),
+        &[("skill.toml", b"[dependencies]\nskill-00 = \"^2\"\n")],
+    );
+    let since = Instant::now();
+    let (st, body) = publish(&reps[0].url, &alice, top2).await;
+    assert_eq!(st, 200, "{body}");
+    let (_, _, json) = index_when(&reps[1].url, "top", since, |j| {
+        j["versions"].as_array().is_some_and(|v| v.len() == 2)
+    })
+    .await;
+    assert_eq!(
+        json["versions"][1]["deps"],
+        serde_json::json!([{ "name": "skill-00", "req": "^2" }])
+    );
 
     // A corrupt source blob stops the migration before any row is written.
     let victim = before["skill-05"].2["1.0.0"].0.clone();
