@@ -23,4 +23,4 @@ mod resolve;
 
 pub use cache::Cache;
 pub use install::MARKER;
-pub use skillpm_core::{archive, checksum, name, platform, protocol, skill, text};
+pub use skillpm_core::{archive, checksum, name, platform, protocol, publish, skill, text};

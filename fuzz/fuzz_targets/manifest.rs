@@ -1,10 +1,14 @@
-//! skills.toml and a package's skill.toml: the readers and the editor
+//! skills.toml and a package's skill.toml: the readers (the client's, and
+//! the registry's check of what a publish may depend on) and the editor
 //! must never panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {
+    if let Ok(me) = skillpm::name::SkillName::new("fuzz") {
+        let _ = skillpm::publish::dependencies(data, &me);
+    }
     let Ok(s) = std::str::from_utf8(data) else {
         return;
     };
