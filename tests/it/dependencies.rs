@@ -564,13 +564,19 @@ fn an_apm_packages_dependencies_install_with_it() {
     f.write(
         &f.project,
         "skills.toml",
-        format!("[sources]\ngithub = \"file://{}\"\n\n[skills]\n", mirror.display()),
+        format!(
+            "[sources]\ngithub = \"file://{}\"\n\n[skills]\n",
+            mirror.display()
+        ),
     );
     f.ok(&["add", &url(&repo), "--skill", "review"]);
     assert_eq!(installed(&f), ["helper", "lint-rules", "review"]);
     assert_eq!(
         edges(&f.project)[2],
-        ("review".to_string(), vec!["helper".to_string(), "lint-rules".to_string()])
+        (
+            "review".to_string(),
+            vec!["helper".to_string(), "lint-rules".to_string()]
+        )
     );
 }
 
