@@ -74,7 +74,8 @@ pid {tmp}/nginx.pid;
 error_log {tmp}/nginx-error.log;
 events {{ worker_connections 1024; }}
 http {{
-  access_log off;
+  log_format timed '$msec $request_time $status "$request"';
+  access_log {access_log};
   sendfile on;
   types {{ application/json json; application/zip zip; }}
   default_type application/octet-stream;
@@ -222,7 +223,9 @@ def make_single_repos(tmp, src, count, packed=False):
 class Servers:
     """skillpm-registry, fcgiwrap (git http-backend) and nginx in front."""
 
-    def __init__(self, tmp, registry_exe):
+    def __init__(self, tmp, registry_exe, access_log=None):
+        """With `access_log` (a path), nginx logs each request there: the
+        time it ended, its duration, status and request line."""
         self.tmp = tmp
         self.port = free_port()
         self.url = f"https://127.0.0.1:{self.port}"
@@ -244,7 +247,8 @@ class Servers:
             f.write(NGINX_CONF.format(
                 tmp=tmp, port=self.port, registry=reg_url.split("://", 1)[1],
                 composer=os.path.join(tmp, "composer"), repos=os.path.join(tmp, "repos"),
-                backend=backend))
+                backend=backend,
+                access_log=f"{access_log} timed" if access_log else "off"))
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
         self.procs.append(subprocess.Popen([nginx, "-c", conf, "-p", tmp],
                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
