@@ -11,8 +11,9 @@ fcgiwrap, a CA made for the run).
 
 Scenarios, interleaved with APM's (A B A B ...), medians and the median
 of the per-pair ratios skillpm/APM:
-  cold add       fresh project, empty caches: the level-0 skills added,
-                 the whole graph resolved and installed
+  cold add       fresh project, empty caches: the level-0 skills added
+                 (APM: `install` of an apm.yml naming them), the whole
+                 graph resolved and installed
   cold restore   skills.toml + skills.lock (apm.yml + apm.lock.yaml) in a
                  fresh project, empty caches
   no-op install  everything in place, install again
@@ -38,9 +39,10 @@ import argparse
 import os
 import random
 import shutil
-import subprocess
+import statistics
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import isolated_env, skillpm_bin, time_pair  # noqa: E402
@@ -152,7 +154,7 @@ def bursts(reqs, gap=0.002):
 def installed(project, tool):
     """The skill names a tool installed into a project."""
     roots = {"skillpm": [".agents/skills"],
-             "apm": [".github/skills", ".claude/skills", ".agents/skills"]}[tool]
+             "APM": [".github/skills", ".claude/skills", ".agents/skills"]}[tool]
     found = set()
     for r in roots:
         d = os.path.join(project, r)
@@ -216,11 +218,11 @@ def print_tables(counts, rows, resolution):
             if len(r) == 2:
                 print(f"\n{r[0]}: {r[1]}")
         print()
-    print("| graph, 200 skills | tool | scenario | requests | bursts | not 2xx |")
-    print("|---|---|---|---:|---:|---:|")
-    for label, tool, scenario, n, b, bad in counts:
+    print("| graph, 200 skills | tool | scenario | requests | bursts | not 2xx | time, first run |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for label, tool, scenario, n, b, bad, took in counts:
         graph_ = f"{label} ({'/'.join(map(str, DEEP if label[0] == '4' else WIDE))})"
-        print(f"| {graph_} | {tool} | {scenario} | {n} | {b} | {bad} |")
+        print(f"| {graph_} | {tool} | {scenario} | {n} | {b} | {bad} | {fmt(took)} |")
     if resolution:
         levels, added, ma, mb, ratio = resolution
         print()
@@ -237,14 +239,15 @@ def print_tables(counts, rows, resolution):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, help="pairs timed per case (default 3, --quick 1)")
-    ap.add_argument("--quick", action="store_true", help="one pair per case, no warm-up, "
+    ap.add_argument("--runs", type=int, help="pairs timed per case, the first one also "
+                    "counted (default 2, --quick 1)")
+    ap.add_argument("--quick", action="store_true", help="one pair per case, "
                     "a 300-skill resolution graph")
-    ap.add_argument("--resolve-size", type=int, help="skills in the resolution graph "
-                    "(default 1000, --quick 300; 0 skips it)")
+    ap.add_argument("--resolve-size", type=int, help="skills in the resolution graph, a "
+                    "multiple of 25 (default 1000, --quick 300; 0 skips it)")
     ap.add_argument("--no-apm", action="store_true", help="skillpm only")
     args = ap.parse_args()
-    runs = args.runs or (1 if args.quick else 3)
+    runs = args.runs or (1 if args.quick else 2)
     resolve_size = args.resolve_size if args.resolve_size is not None else (
         300 if args.quick else 1000)
     ensure_tools()
@@ -279,15 +282,17 @@ def main():
         print(f"{sum(DEEP) + sum(WIDE)} repositories served", file=sys.stderr)
         log.take()
 
-        def requests(cmd, cwd, setup=None):
-            """One checked run; its requests and bursts."""
+        def run(cmd, cwd, setup=None):
+            """One run (it must succeed): seconds, requests, bursts, not 2xx."""
             if setup:
                 setup()
             log.take()
+            start = time.perf_counter()
             sh(cmd, env=env, cwd=cwd)
+            took = time.perf_counter() - start
             reqs = log.take()
             bad = [r for r in reqs if not r[2].startswith("2")]
-            return len(reqs), bursts(reqs), len(bad)
+            return took, len(reqs), bursts(reqs), len(bad)
 
         for label, (names, _) in (("4 levels", deep), ("2 levels", wide)):
             everything = {x for lv in names for x in lv}
@@ -297,7 +302,11 @@ def main():
             inst_spm = os.path.join(p_spm, ".agents")
             apm_state = [os.path.join(p_apm, d) for d in ("apm_modules", ".claude", ".apm-local")]
             spm_add = [spm, "-q", "add", *(f"git+{u}" for u in roots)]
-            apm_add = [apm, "install", *roots]
+            # `apm install URL...` writes each URL into apm.yml as
+            # HOST:PORT/OWNER/REPO, which its own parser then refuses
+            # ("Invalid repository path component"): APM's cold add is its
+            # `install` of an apm.yml that names the level-0 URLs.
+            apm_add = [apm, "install"]
 
             def spm_fresh(p=p_spm):
                 rm(cache)
@@ -308,19 +317,11 @@ def main():
                 rm(p)
                 write(os.path.join(p, "apm.yml"),
                       "name: bench\nversion: 1.0.0\ntargets:\n  - claude\n"
-                      "dependencies:\n  apm: []\n")
+                      "dependencies:\n  apm:\n" + "".join(f"    - {u}\n" for u in roots))
 
             tools = [("skillpm", spm_add, spm_fresh, p_spm)]
             if apm and label == "4 levels":
                 tools.append(("APM", apm_add, apm_fresh, p_apm))
-            for tool, cmd, setup, p in tools:
-                n, b, bad = requests(cmd, p, setup)
-                got = installed(p, "skillpm" if tool == "skillpm" else "apm")
-                if got != everything:
-                    raise SystemExit(f"{tool} installed {len(got)} of {len(everything)} skills; "
-                                     f"missing {sorted(everything - got)[:5]}, "
-                                     f"extra {sorted(got - everything)[:5]}")
-                counts.append((label, tool, "cold add", n, b, bad))
             restores = [("skillpm", [spm, "-q", "install", "--locked"],
                          lambda: rm(cache, inst_spm), p_spm)]
             noops = [("skillpm", [spm, "-q", "install"], None, p_spm)]
@@ -328,22 +329,31 @@ def main():
                 restores.append(("APM", [apm, "install", "--frozen"],
                                  lambda: rm(cache, os.path.join(home, ".apm"), *apm_state), p_apm))
                 noops.append(("APM", [apm, "install"], None, p_apm))
-            for scenario, cases in (("cold restore", restores), ("no-op install", noops)):
-                for tool, cmd, setup, p in cases:
-                    n, b, bad = requests(cmd, p, setup)
-                    counts.append((label, tool, scenario, n, b, bad))
-            if len(tools) == 1:
-                continue
-            # Timed pairs, on the 4-level graph.
-            for scenario, a, b in (("cold add", tools[0], tools[1]),
-                                   ("cold restore", *restores), ("no-op install", *noops)):
-                ma, mb, ratio = time_pair(a[1], b[1], runs=runs, warmup=0, setup_a=a[2],
-                                          setup_b=b[2], env=env, cwd_a=a[3], cwd_b=b[3])
-                rows.append((scenario, ma, mb, ratio))
-                print(f"{scenario:<14} skillpm {fmt(ma):>9}  APM {fmt(mb):>9}  {ratio:.3f}x",
-                      file=sys.stderr)
-            same = installed(p_spm, "skillpm") == installed(p_apm, "apm")
-            rows.append(("same 200 names installed by both", same))
+            for scenario, cases in (("cold add", tools), ("cold restore", restores),
+                                    ("no-op install", noops)):
+                times = {tool: [] for tool, *_ in cases}
+                for i in range(runs if len(cases) > 1 else 1):
+                    for tool, cmd, setup, p in cases:
+                        took, n, b, bad = run(cmd, p, setup)
+                        times[tool].append(took)
+                        if i == 0:
+                            counts.append((label, tool, scenario, n, b, bad, took))
+                        if scenario == "cold add":
+                            got = installed(p, tool)
+                            if got != everything:
+                                raise SystemExit(
+                                    f"{tool} installed {len(got)} of {len(everything)} skills; "
+                                    f"missing {sorted(everything - got)[:5]}, "
+                                    f"extra {sorted(got - everything)[:5]}")
+                if len(cases) > 1:
+                    a, b = times["skillpm"], times["APM"]
+                    ratio = statistics.median(x / y for x, y in zip(a, b))
+                    rows.append((scenario, statistics.median(a), statistics.median(b), ratio))
+                    print(f"{scenario:<14} skillpm {fmt(rows[-1][1]):>9}  "
+                          f"APM {fmt(rows[-1][2]):>9}  {ratio:.3f}x", file=sys.stderr)
+            if len(tools) > 1:
+                same = installed(p_spm, "skillpm") == installed(p_apm, "APM")
+                rows.append(("same 200 names installed by both", same))
 
         resolution = resolve_rows(spm, env, tmp, url, resolve_size, runs, log) \
             if resolve_size else None
