@@ -202,6 +202,9 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
                 true => render::json(&graph.nodes())?,
                 false => render::tree(&graph.tree(invert.as_deref(), depth)?),
             };
+            if text.is_empty() {
+                note(quiet, "nothing is locked yet; `skillpm add` a skill first");
+            }
             print(&text)?;
             None
         }

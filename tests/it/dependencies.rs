@@ -90,6 +90,8 @@ fn add_installs_what_a_skill_needs_and_the_lock_records_the_graph() {
     let f = Fixture::new();
     f.link_bin("git");
     f.ok(&["init"]);
+    let empty = f.skillpm(&["tree"]);
+    assert!(empty.status.success() && stderr(&empty).contains("nothing is locked yet"));
     let (main, _) = repos(&f);
     let out = f.skillpm(&["add", &url(&main), "--skill", "app"]);
     assert!(out.status.success(), "{}", stderr(&out));
