@@ -187,7 +187,7 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
         PackageCommand::Outdated { json, global } => {
             print(&render::outdated(
                 json,
-                &ops::outdated(env, &global_opts(global))?,
+                &ops::outdated(env, &global_opts(global), &reporter)?,
             )?)?;
             None
         }

@@ -178,7 +178,8 @@ pub enum PackageCommand {
         #[command(flatten)]
         flags: InstallFlags,
     },
-    /// Show current, wanted and latest versions of registry skills.
+    /// Show what `update` would change: current, wanted and latest versions,
+    /// the skills others pull in included.
     Outdated {
         /// Machine-readable output.
         #[arg(long)]

@@ -111,7 +111,11 @@ pub fn outdated(json: bool, r: &[OutdatedRow]) -> anyhow::Result<String> {
     let line = |a: &str, b: &str, c: &str, d: &str| format!("{a:<32} {b:<12} {c:<12} {d:<12}\n");
     let header = line("name", "current", "wanted", "latest");
     rows(json, r, Some(header), |r| {
-        line(&r.name, &r.current, &r.wanted, &r.latest)
+        let row = line(&r.name, &r.current, &r.wanted, &r.latest);
+        match r.direct {
+            true => row,
+            false => format!("{}  (dependency)\n", row.trim_end()),
+        }
     })
 }
 

@@ -7,10 +7,12 @@ use super::{runtime, Options};
 use crate::engine::config::Environment;
 use crate::error::Result;
 use crate::install::Marker;
+use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile};
 use crate::project::manifest::Dependency;
 use crate::project::Project;
 use crate::source::registry::client::{IndexResponse, RegistryError};
 use crate::source::registry::RegistrySource;
+use skillpm_core::name::SkillName;
 use skillpm_core::protocol::{IndexFile, SearchResults};
 use std::collections::BTreeSet;
 
@@ -62,41 +64,102 @@ pub struct OutdatedRow {
     pub current: String,
     pub wanted: String,
     pub latest: String,
+    /// Named in skills.toml; false for a skill another one pulls in.
+    pub direct: bool,
 }
 
-/// `skillpm outdated`: current / wanted (within the requirement) / latest
-/// for registry dependencies.
-pub fn outdated(env: &Environment, opts: &Options) -> Result<Vec<OutdatedRow>> {
+/// `skillpm outdated`: per skill, what the lock holds (current), what
+/// `update` would choose (wanted) and the newest version its registry
+/// lists (latest). Wanted comes from resolving the whole graph again,
+/// as `update` does, without installing or writing anything: so it
+/// respects every requirement on the skill, skills that others pull in
+/// have rows too, and a skill `update` would add or drop shows `-` on
+/// the side it is missing. Registry and well-known skills always have a
+/// row; git and path skills only when `update` would move them.
+pub fn outdated(
+    env: &Environment,
+    opts: &Options,
+    reporter: &dyn crate::report::Reporter,
+) -> Result<Vec<OutdatedRow>> {
     let project = Project::locate(env, opts.global)?;
+    let run = super::sync::Run::new(env, &project, opts, "outdated", reporter)?;
     let manifest = project.read_manifest()?;
     let lock = project.read_lock()?;
-    let registries = RegistrySource::new(opts.cache()?, opts.frozen);
-    let rt = runtime()?;
+    let outcome = outdated_rows(&run, &manifest, &lock, reporter);
+    run.finish(outcome)
+}
+
+fn outdated_rows(
+    run: &super::sync::Run<'_>,
+    manifest: &crate::project::manifest::Manifest,
+    lock: &Lockfile,
+    reporter: &dyn crate::report::Reporter,
+) -> Result<Vec<OutdatedRow>> {
+    let resolved = run.rt.block_on(crate::resolve::resolve(
+        run.project,
+        manifest,
+        &run.sources,
+        reporter,
+        lock,
+        &crate::resolve::Refresh::All,
+        None,
+    ));
+    // A graph `update` cannot solve still has rows: what is locked and
+    // what the registry lists, with nothing wanted, and the reason.
+    let wanted = match resolved {
+        Ok(r) => Some(r.lock),
+        Err(e) => {
+            reporter.report(crate::report::Event::Warning {
+                message: format!("`update` would fail, so nothing is wanted: {e}"),
+            });
+            None
+        }
+    };
+    let registries = RegistrySource::new(run.cache.clone(), run.opts.frozen);
+    let wellknown =
+        crate::source::wellknown::WellKnownSource::new(run.cache.clone(), run.opts.frozen);
+    let names: BTreeSet<&SkillName> = lock
+        .skills
+        .iter()
+        .chain(wanted.iter().flat_map(|w| &w.skills))
+        .map(|s| &s.name)
+        .collect();
+    let show = |s: Option<&LockedSkill>| s.map(super::sync::describe).unwrap_or_else(|| "-".into());
     let mut rows = Vec::new();
-    let wellknown = crate::source::wellknown::WellKnownSource::new(opts.cache()?, opts.frozen);
-    for (name, dep) in &manifest.skills {
-        if let Dependency::WellKnown { index } = dep {
-            let listed = rt.block_on(wellknown.listed_digest(index, name))?;
-            rows.push(wellknown_row(name, lock.get(name), listed));
+    for name in names {
+        let (current, want) = (lock.get(name), wanted.as_ref().and_then(|w| w.get(name)));
+        let direct = manifest.skills.contains_key(name);
+        if let Some(Dependency::WellKnown { index }) = manifest.skills.get(name) {
+            let listed = run.rt.block_on(wellknown.listed_digest(index, name))?;
+            rows.push(wellknown_row(name, current, listed));
             continue;
         }
-        let Dependency::Registry { req, registry } = dep else {
+        let registry = want.or(current).and_then(|s| match &s.source {
+            LockedSource::Registry { url } => Some(url),
+            _ => None,
+        });
+        let Some(url) = registry else {
+            if wanted.is_some() && current != want {
+                rows.push(OutdatedRow {
+                    name: name.to_string(),
+                    current: show(current),
+                    wanted: show(want),
+                    latest: show(want),
+                    direct,
+                });
+            }
             continue;
         };
-        let url = project.registry_url_or_locked(&manifest, registry.as_deref(), lock.get(name))?;
-        let versions = rt.block_on(registries.versions(&url, name))?;
-        let live = versions.iter().filter(|v| !v.yanked);
-        let wanted = live
-            .clone()
-            .filter(|v| req.matches(&v.vers))
+        let versions = run.rt.block_on(registries.versions(url, name))?;
+        let latest = versions
+            .iter()
+            .filter(|v| !v.yanked)
             .map(|v| &v.vers)
-            .max();
-        let latest = live.map(|v| &v.vers).max();
-        let show =
-            |v: Option<&semver::Version>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
-        let current = lock.get(name).map(|l| &l.version);
+            .max()
+            .map_or_else(|| "-".into(), ToString::to_string);
         // The lock pins a yanked version: say so, `update` moves off it.
-        let yanked = current.is_some_and(|c| versions.iter().any(|v| v.vers == *c && v.yanked));
+        let yanked =
+            current.is_some_and(|c| versions.iter().any(|v| v.vers == c.version && v.yanked));
         rows.push(OutdatedRow {
             name: name.to_string(),
             current: if yanked {
@@ -104,8 +167,9 @@ pub fn outdated(env: &Environment, opts: &Options) -> Result<Vec<OutdatedRow>> {
             } else {
                 show(current)
             },
-            wanted: show(wanted),
-            latest: show(latest),
+            wanted: show(want),
+            latest,
+            direct,
         });
     }
     Ok(rows)
@@ -115,13 +179,13 @@ pub fn outdated(env: &Environment, opts: &Options) -> Result<Vec<OutdatedRow>> {
 /// shows the locked version and digest, and what the index lists now
 /// (`update` takes it).
 fn wellknown_row(
-    name: &skillpm_core::name::SkillName,
-    locked: Option<&crate::project::lockfile::LockedSkill>,
+    name: &SkillName,
+    locked: Option<&LockedSkill>,
     listed: Option<skillpm_core::checksum::Checksum>,
 ) -> OutdatedRow {
     let short = |c: &skillpm_core::checksum::Checksum| format!("sha256:{}", &c.hex()[..12]);
     let (current, locked_digest) = match locked.map(|l| (&l.version, &l.source)) {
-        Some((v, crate::project::lockfile::LockedSource::WellKnown { digest, .. })) => {
+        Some((v, LockedSource::WellKnown { digest, .. })) => {
             (format!("{v} ({})", short(digest)), Some(*digest))
         }
         Some((v, _)) => (v.to_string(), None),
@@ -137,6 +201,7 @@ fn wellknown_row(
         current,
         wanted: latest.clone(),
         latest,
+        direct: true,
     }
 }
 

@@ -516,7 +516,7 @@ fn apply(
 }
 
 /// A locked entry as `update` shows it: the version, and the commit for git.
-fn describe(s: &LockedSkill) -> String {
+pub(super) fn describe(s: &LockedSkill) -> String {
     match &s.source {
         crate::project::lockfile::LockedSource::Git { commit, .. } => {
             format!("{} ({})", s.version, &commit[..12.min(commit.len())])

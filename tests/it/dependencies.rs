@@ -632,6 +632,58 @@ fn registry_packages_bring_their_published_dependencies() {
     assert!(names[3].starts_with("base 1.1.0"), "{tree}");
 }
 
+/// `outdated` shows what `update` would do to the skills others pull in:
+/// `base` may move to 1.2.0 (left's `^1`), not to the 2.0.0 its registry
+/// lists, and it is marked as a dependency. Nothing is written.
+#[test]
+fn outdated_shows_pulled_in_skills_within_every_requirement() {
+    let mut f = Fixture::new();
+    let reg = Registry::for_fixture(&mut f);
+    publish(&f, &reg, "base", "1.0.0");
+    publish_depending(&f, &reg, "left", "1.0.0", "base = \"^1\"");
+    f.ok(&["init"]);
+    f.ok(&["add", "left"]);
+    for v in ["1.2.0", "2.0.0"] {
+        publish(&f, &reg, "base", v);
+    }
+    let lock = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
+
+    let rows: serde_json::Value = serde_json::from_str(&f.ok(&["outdated", "--json"])).unwrap();
+    let base = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "base")
+        .expect("a row for the pulled-in skill");
+    assert_eq!(
+        (
+            &base["current"],
+            &base["wanted"],
+            &base["latest"],
+            &base["direct"]
+        ),
+        (
+            &serde_json::json!("1.0.0"),
+            &serde_json::json!("1.2.0"),
+            &serde_json::json!("2.0.0"),
+            &serde_json::json!(false)
+        )
+    );
+    let human = f.ok(&["outdated"]);
+    let line = human.lines().find(|l| l.starts_with("base ")).unwrap();
+    assert!(line.ends_with("(dependency)"), "{human}");
+    assert_eq!(
+        std::fs::read_to_string(f.project.join("skills.lock")).unwrap(),
+        lock,
+        "outdated wrote the lock"
+    );
+    assert!(
+        std::fs::read_to_string(f.project_root().join("base/SKILL.md"))
+            .unwrap()
+            .contains("1.0.0")
+    );
+}
+
 /// `publish` refuses a dependency from outside the registry before
 /// anything is sent, and `--dry-run` lists the ones it would publish.
 #[test]
