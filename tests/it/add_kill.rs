@@ -7,6 +7,11 @@
 //! skills.lock (the state before), or every skill, each the repository's
 //! tree, with a skills.toml and a skills.lock that list exactly those.
 //!
+//! The same sweep runs for an `add` of one skill that needs every other
+//! one of the repository (`skill.toml`, siblings by path): then the state
+//! after is skills.toml naming that one skill and the lock and the agent
+//! holding all of them, the dependencies included.
+//!
 //! The kill moments are offsets from an event of the run (the first
 //! staged directory, the journal), spread over how long the same command
 //! takes uninterrupted on this machine, measured first; the figures (how
@@ -75,13 +80,20 @@ fn listed(p: &Path, lock: bool) -> BTreeSet<String> {
 struct Sweep {
     f: Fixture,
     url: String,
+    /// `add` of `s000` alone, which needs every other skill, rather than
+    /// `add --all`.
+    deps: bool,
 }
 
 impl Sweep {
     fn spawn(&self) -> Child {
         self.f
             .command(env!("CARGO_BIN_EXE_skillpm"))
-            .args(["add", "--all", "-q", &self.url])
+            .args(["add", "-q", &self.url])
+            .args(match self.deps {
+                true => ["--skill", "s000"].as_slice(),
+                false => ["--all"].as_slice(),
+            })
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -175,8 +187,20 @@ impl Sweep {
             seen.len()
         );
         assert_eq!(seen, all, "{at}");
-        assert_eq!(manifest, all, "{at}: skills.toml lists other skills");
+        let named = match self.deps {
+            true => BTreeSet::from([name(0)]),
+            false => all.clone(),
+        };
+        assert_eq!(manifest, named, "{at}: skills.toml lists other skills");
         assert_eq!(lock, all, "{at}: skills.lock lists other skills");
+        if self.deps {
+            let text = std::fs::read_to_string(self.f.project.join("skills.lock")).expect("lock");
+            let doc: toml::Value = toml::from_str(&text).expect("toml");
+            let edges = doc["skill"].as_array().expect("skills")[0]["dependencies"]
+                .as_array()
+                .map_or(0, Vec::len);
+            assert_eq!(edges, SKILLS - 1, "{at}: the lock lost s000's edges");
+        }
         for i in (0..SKILLS).step_by(37) {
             let md = std::fs::read_to_string(root.join(name(i)).join("SKILL.md"));
             assert_eq!(md.ok(), Some(body(i)), "{at}: {} differs", name(i));
@@ -195,6 +219,15 @@ impl Sweep {
 
 #[test]
 fn sigkill_during_a_first_add_all_leaves_nothing_or_everything_recorded() {
+    sweep(false);
+}
+
+#[test]
+fn sigkill_during_an_add_that_pulls_in_dependencies_leaves_nothing_or_the_whole_graph() {
+    sweep(true);
+}
+
+fn sweep(deps: bool) {
     let started = Instant::now();
     let f = Fixture::new();
     f.link_bin("git");
@@ -202,10 +235,21 @@ fn sigkill_during_a_first_add_all_leaves_nothing_or_everything_recorded() {
     for i in 0..SKILLS {
         f.write(&repo, &format!("skills/{}/SKILL.md", name(i)), body(i));
     }
+    if deps {
+        let needs: String = (1..SKILLS)
+            .map(|i| format!("{0} = {{ path = \"../{0}\" }}\n", name(i)))
+            .collect();
+        f.write(
+            &repo,
+            &format!("skills/{}/skill.toml", name(0)),
+            format!("[dependencies]\n{needs}"),
+        );
+    }
     commit_all(&repo);
     let sweep = Sweep {
         url: format!("git+file://{}", repo.display()),
         f,
+        deps,
     };
     // The first run clones into the cache; the runs measured and killed
     // all start from that cache, as a second project's add would.
@@ -259,10 +303,11 @@ fn sigkill_during_a_first_add_all_leaves_nothing_or_everything_recorded() {
         sweep.reset();
     }
     eprintln!(
-        "add --all of {SKILLS} skills (measured: staging from {staged:?}, journal at {journal:?}, \
+        "add {} of {SKILLS} skills (measured: staging from {staged:?}, journal at {journal:?}, \
          end at {end:?}); {} kills: {old} left the state before, {new} the new one; \
          {finished} finished and {rolled_back} rolled back by status; {ended_first} runs ended \
          before their kill; {:?} in all",
+        if deps { "with dependencies" } else { "--all" },
         points.len(),
         started.elapsed()
     );
