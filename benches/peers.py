@@ -223,9 +223,11 @@ def make_single_repos(tmp, src, count, packed=False):
 class Servers:
     """skillpm-registry, fcgiwrap (git http-backend) and nginx in front."""
 
-    def __init__(self, tmp, registry_exe, access_log=None):
+    def __init__(self, tmp, registry_exe, access_log=None, registry_via=None):
         """With `access_log` (a path), nginx logs each request there: the
-        time it ended, its duration, status and request line."""
+        time it ended, its duration, status and request line. With
+        `registry_via`, nginx reaches the registry at the `host:port` it
+        returns for the registry's own."""
         self.tmp = tmp
         self.port = free_port()
         self.url = f"https://127.0.0.1:{self.port}"
@@ -245,7 +247,8 @@ class Servers:
         backend = os.path.join(sh(["git", "--exec-path"]).strip(), "git-http-backend")
         with open(conf, "w") as f:
             f.write(NGINX_CONF.format(
-                tmp=tmp, port=self.port, registry=reg_url.split("://", 1)[1],
+                tmp=tmp, port=self.port,
+                registry=(registry_via or (lambda a: a))(reg_url.split("://", 1)[1]),
                 composer=os.path.join(tmp, "composer"), repos=os.path.join(tmp, "repos"),
                 backend=backend,
                 access_log=f"{access_log} timed" if access_log else "off"))

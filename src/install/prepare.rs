@@ -18,8 +18,15 @@ use skillpm_core::protocol::PackageVersion;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-/// How many fetches run at once.
+/// How many fetches run at once: git clones and well-known archives
+/// (each may be large), and trees the cache holds (staged on the pool).
 pub const FETCH_CONCURRENCY: usize = 16;
+
+/// How many registry downloads are asked for at once. Their memory is
+/// bounded by the registry source's download budget, not by this count,
+/// so a cold install of packages of usual sizes waits for one round trip
+/// rather than one per 16 packages.
+const DOWNLOAD_CONCURRENCY: usize = 256;
 
 /// A package unpacked and checked in a staging directory beside its
 /// destination, its marker written: all that is left is the swap. Dropped
@@ -68,12 +75,12 @@ fn made_here<'p>(s: &LockedSkill, packed: &'p HashMap<Checksum, Verified>) -> Op
 /// package leaves nothing behind that a later run could trust. Failing to
 /// cache a fetched package fails the run (it would be fetched again on
 /// every run); one packed here (git, path) only warns.
-pub async fn prepare(
+pub async fn prepare<'a>(
     workers: &Workers,
     cache: &Cache,
     sources: &Sources,
     root: &WriteDir,
-    needed: &[&LockedSkill],
+    needed: &[&'a LockedSkill],
     packed: &HashMap<Checksum, Verified>,
     reporter: &dyn Reporter,
 ) -> Result<Prepared, SourceError> {
@@ -110,57 +117,72 @@ pub async fn prepare(
     // are here, on the run's threads ([`crate::parallel`]), while other
     // downloads go on: the network and the disk work overlap instead of
     // taking turns.
-    let staging = stream::iter(work)
-        .map(|(s, local)| {
-            let root = root.clone();
-            async move {
-                let (locked, store) = (s.clone(), cache.clone());
-                // Made on this machine, from a repository or a directory,
-                // rather than downloaded: the cache only saves packing it
-                // again. (Git trees are never cached: `keeps_tarball`.)
-                let made_here = matches!(local, Local::Packed(_))
-                    || matches!(s.source, LockedSource::Path { .. });
-                // An absent tarball goes straight to its source: no trip
-                // through the pool before the request starts. Hashing,
-                // gunzip and file creation run on the pool.
-                let local = match local {
-                    Local::Absent => None,
-                    Local::Packed(v) => Some((v, false)),
-                    Local::Cached => on_pool(workers, move || {
-                        store
-                            .read_tarball(&locked.checksum, stored_form(&locked))
-                            .and_then(|b| verify(&locked, b).ok())
-                    })
-                    .await
-                    .map(|v| (v, true)),
-                };
-                let (cache, locked) = (cache.clone(), s.clone());
-                // Stages the package, then caches its tarball if worth it.
-                let finish = move |v: Verified, from_cache: bool| {
-                    let staged = stage(&root, &locked, &v, from_cache)?;
-                    if from_cache || !keeps_tarball(&locked) {
-                        return Ok((staged, None));
-                    }
-                    if made_here {
-                        return Ok((staged, cache.store_tarball(&v).err()));
-                    }
-                    cache.store_tarball(&v)?;
-                    Ok::<_, SourceError>((staged, None))
-                };
-                let staged = match local {
-                    Some((v, from_cache)) => {
-                        on_pool(workers, move || finish(v, from_cache)).await?
-                    }
-                    None => {
-                        let got = fetch_one(sources, s, reporter).await?;
-                        on_pool(workers, move || finish(got.tree, got.from_cache)).await?
-                    }
-                };
-                Ok::<_, SourceError>((s.name.clone(), staged))
-            }
-        })
-        .buffer_unordered(FETCH_CONCURRENCY)
-        .try_collect::<Vec<(SkillName, (Staged, Option<CacheError>))>>();
+    let (downloads_work, other_work): (Vec<_>, Vec<_>) =
+        work.into_iter().partition(|(s, local)| {
+            matches!(local, Local::Absent) && matches!(s.source, LockedSource::Registry { .. })
+        });
+    let stage_one = |(s, local): (&'a LockedSkill, Local)| {
+        let root = root.clone();
+        async move {
+            let (locked, store) = (s.clone(), cache.clone());
+            // Made on this machine, from a repository or a directory,
+            // rather than downloaded: the cache only saves packing it
+            // again. (Git trees are never cached: `keeps_tarball`.)
+            let made_here =
+                matches!(local, Local::Packed(_)) || matches!(s.source, LockedSource::Path { .. });
+            // An absent tarball goes straight to its source: no trip
+            // through the pool before the request starts. Hashing,
+            // gunzip and file creation run on the pool.
+            let local = match local {
+                Local::Absent => None,
+                Local::Packed(v) => Some((v, false)),
+                Local::Cached => on_pool(workers, move || {
+                    store
+                        .read_tarball(&locked.checksum, stored_form(&locked))
+                        .and_then(|b| verify(&locked, b).ok())
+                })
+                .await
+                .map(|v| (v, true)),
+            };
+            let (cache, locked) = (cache.clone(), s.clone());
+            // Stages the package, then caches its tarball if worth it.
+            let finish = move |v: Verified, from_cache: bool| {
+                let staged = stage(&root, &locked, &v, from_cache)?;
+                if from_cache || !keeps_tarball(&locked) {
+                    return Ok((staged, None));
+                }
+                if made_here {
+                    return Ok((staged, cache.store_tarball(&v).err()));
+                }
+                cache.store_tarball(&v)?;
+                Ok::<_, SourceError>((staged, None))
+            };
+            let staged = match local {
+                Some((v, from_cache)) => on_pool(workers, move || finish(v, from_cache)).await?,
+                None => {
+                    let got = fetch_one(sources, s, reporter).await?;
+                    let _held_until_staged = got.reservation;
+                    on_pool(workers, move || finish(got.tree, got.from_cache)).await?
+                }
+            };
+            Ok::<_, SourceError>((s.name.clone(), staged))
+        }
+    };
+    type Done = Vec<(SkillName, (Staged, Option<CacheError>))>;
+    let staging = async {
+        let (mut done, others): (Done, Done) = futures_util::try_join!(
+            stream::iter(downloads_work)
+                .map(stage_one)
+                .buffer_unordered(DOWNLOAD_CONCURRENCY)
+                .try_collect(),
+            stream::iter(other_work)
+                .map(stage_one)
+                .buffer_unordered(FETCH_CONCURRENCY)
+                .try_collect(),
+        )?;
+        done.extend(others);
+        Ok::<_, SourceError>(done)
+    };
     let yank_warnings = async {
         for (url, packages) in yank_queries {
             for p in sources.registry.yanked_among(url, packages).await {

@@ -79,17 +79,40 @@ fn use_ring() {
     });
 }
 
-/// Sends a client's first request alone. Until one connection to the
+/// How many requests one client has in flight over HTTP/1.1, where each
+/// takes a connection of its own (and a file of the server's).
+const HTTP1_IN_FLIGHT: usize = 16;
+
+/// How many once the server answered over HTTP/2: the requests share one
+/// connection, and the server's stream limit queues what is over it.
+const HTTP2_IN_FLIGHT: usize = 256;
+
+/// Sends a client's first request alone, then as many at once as the
+/// protocol the server answered with allows. Until one connection to the
 /// server exists, reqwest cannot know the server speaks HTTP/2, so every
 /// request started meanwhile opens its own connection and TLS handshake:
 /// ten concurrent index queries made ten handshakes, to use one
 /// connection. Once the first request has its answer (or has failed),
-/// the rest go concurrently: over that one HTTP/2 connection, or over as
-/// many HTTP/1.1 connections as they need.
-#[derive(Debug, Default)]
+/// the rest go [`HTTP2_IN_FLIGHT`] at a time over that one HTTP/2
+/// connection, so a level of a dependency graph costs one round trip, or
+/// [`HTTP1_IN_FLIGHT`] at a time over as many HTTP/1.1 connections: 64
+/// clients of one registry with 256 connections each ran its room out.
+/// A request holds its place until its answer's headers are in.
+#[derive(Debug)]
 pub struct FirstAlone {
     opened: AtomicBool,
     gate: tokio::sync::Mutex<()>,
+    in_flight: tokio::sync::Semaphore,
+}
+
+impl Default for FirstAlone {
+    fn default() -> Self {
+        FirstAlone {
+            opened: AtomicBool::new(false),
+            gate: tokio::sync::Mutex::new(()),
+            in_flight: tokio::sync::Semaphore::new(HTTP1_IN_FLIGHT),
+        }
+    }
 }
 
 impl FirstAlone {
@@ -98,10 +121,18 @@ impl FirstAlone {
             let _alone = self.gate.lock().await;
             if !self.opened.load(Ordering::Acquire) {
                 let resp = req.send().await;
+                if resp
+                    .as_ref()
+                    .is_ok_and(|r| r.version() == reqwest::Version::HTTP_2)
+                {
+                    self.in_flight
+                        .add_permits(HTTP2_IN_FLIGHT - HTTP1_IN_FLIGHT);
+                }
                 self.opened.store(true, Ordering::Release);
                 return resp;
             }
         }
+        let _place = self.in_flight.acquire().await;
         req.send().await
     }
 }

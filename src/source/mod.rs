@@ -64,8 +64,9 @@ pub enum Offer {
 /// A locked package's bytes as its source hands them over.
 #[derive(Debug)]
 pub enum Package {
-    /// Downloaded, not yet checked against the lock.
-    Downloaded(Vec<u8>),
+    /// Downloaded, not yet checked against the lock, with the share of
+    /// the run's download budget its bytes hold, if its source keeps one.
+    Downloaded(Vec<u8>, Option<Reservation>),
     /// The canonical tar of a tree made here, hashed as it was made.
     Made(Verified),
     /// [`Package::Made`] from what the cache held before this run, without
@@ -79,7 +80,13 @@ pub struct Fetched {
     pub tree: Verified,
     /// Whether it was made from the cache alone, without a request.
     pub from_cache: bool,
+    /// Held until the tree is staged: the bytes count against the run's
+    /// download budget until then.
+    pub reservation: Option<Reservation>,
 }
+
+/// Bytes of a download counted against a budget until dropped.
+pub type Reservation = tokio::sync::OwnedSemaphorePermit;
 
 /// One kind of origin. Dispatch is static (through [`Sources`]), so the
 /// futures need not be `Send` or boxed.
@@ -169,12 +176,16 @@ impl Sources {
             LockedSource::Path { .. } => self.path.fetch(locked).await?,
             LockedSource::WellKnown { .. } => self.wellknown.fetch(locked).await?,
         };
-        let (tree, from_cache) = match package {
-            Package::Downloaded(bytes) => (verify(locked, bytes)?, false),
-            Package::Made(tree) => (verify_made(locked, tree)?, false),
-            Package::Cached(tree) => (verify_made(locked, tree)?, true),
+        let (tree, from_cache, reservation) = match package {
+            Package::Downloaded(bytes, held) => (verify(locked, bytes)?, false, held),
+            Package::Made(tree) => (verify_made(locked, tree)?, false, None),
+            Package::Cached(tree) => (verify_made(locked, tree)?, true, None),
         };
-        Ok(Fetched { tree, from_cache })
+        Ok(Fetched {
+            tree,
+            from_cache,
+            reservation,
+        })
     }
 }
 

@@ -315,6 +315,14 @@ impl RegistryClient {
     /// The tarball of `name@version`, refusing more than `max_bytes`. The
     /// caller verifies the checksum against the index or lock.
     pub async fn download(&self, name: &str, version: &str, max_bytes: u64) -> Result<Vec<u8>> {
+        let resp = self.download_response(name, version).await?;
+        self.read_capped(resp, max_bytes).await
+    }
+
+    /// [`RegistryClient::download`]'s request, answered up to the headers:
+    /// the caller sees the announced size before the body is read
+    /// ([`RegistryClient::read_capped`]).
+    pub async fn download_response(&self, name: &str, version: &str) -> Result<reqwest::Response> {
         check_name(name)?;
         let version = check_version(version)?;
         let dl = self.config().await?.dl.clone();
@@ -325,8 +333,7 @@ impl RegistryClient {
         };
         let url = Url::parse(&url).map_err(|e| self.invalid_url("download URL", &url, e))?;
         self.own_origin("download URL", &url)?;
-        let resp = self.get(url, HeaderMap::new()).await?;
-        self.read_capped(resp, max_bytes).await
+        self.get(url, HeaderMap::new()).await
     }
 
     /// Publishes a packed skill; the server reads name and version from
@@ -555,7 +562,8 @@ impl RegistryClient {
 
     /// Reads a body, stopping as soon as it passes `cap`, so a hostile
     /// server cannot make the client buffer without bound.
-    async fn read_capped(&self, mut resp: reqwest::Response, cap: u64) -> Result<Vec<u8>> {
+    /// The body of `resp`, refused past `cap` bytes (announced or read).
+    pub async fn read_capped(&self, mut resp: reqwest::Response, cap: u64) -> Result<Vec<u8>> {
         let too_large = || RegistryError::TooLarge {
             host: self.host.clone(),
             limit: cap,

@@ -14,10 +14,22 @@ use crate::source::registry::client::{IndexResponse, RegistryClient, RegistryErr
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::{IndexVersion, PackageVersion, MAX_YANKED_QUERY};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Largest tarball the client will download.
 pub const MAX_DOWNLOAD: u64 = 10 * 1024 * 1024;
+
+/// How many bytes of downloaded packages one run holds in memory at once,
+/// between the request and the staged tree: as much as 16 packages of the
+/// largest size, so a hostile registry cannot make the client hold more,
+/// while packages of usual sizes (kilobytes) all go at once and a cold
+/// install waits for one round trip, not one per 16 packages. A download
+/// reserves what its `Content-Length` announces (the body is cut there),
+/// or [`MAX_DOWNLOAD`] without one.
+const DOWNLOAD_BUDGET: u64 = 16 * MAX_DOWNLOAD;
+
+/// The budget's unit: the semaphore counts KiB.
+const KIB: u64 = 1024;
 
 /// One client per registry URL, and the index entries already read in
 /// this run (each index is fetched at most once per run).
@@ -26,6 +38,8 @@ pub struct RegistrySource {
     clients: Mutex<HashMap<String, RegistryClient>>,
     seen: Mutex<HashMap<(String, String), Vec<IndexVersion>>>,
     offline: bool,
+    /// [`DOWNLOAD_BUDGET`], in KiB.
+    budget: Arc<tokio::sync::Semaphore>,
 }
 
 impl RegistrySource {
@@ -35,6 +49,9 @@ impl RegistrySource {
             clients: Mutex::new(HashMap::new()),
             seen: Mutex::new(HashMap::new()),
             offline,
+            budget: Arc::new(tokio::sync::Semaphore::new(
+                (DOWNLOAD_BUDGET / KIB) as usize,
+            )),
         }
     }
 
@@ -227,10 +244,25 @@ impl Source for RegistrySource {
             unreachable!("RegistrySource is only handed registry packages")
         };
         let (name, version) = (&locked.name, &locked.version);
-        self.client(url)?
-            .download(name.as_str(), &version.to_string(), MAX_DOWNLOAD)
+        let what = || registry_err(format!("downloading {name}@{version}"));
+        let client = self.client(url)?;
+        let resp = client
+            .download_response(name.as_str(), &version.to_string())
             .await
-            .map(Package::Downloaded)
-            .map_err(registry_err(format!("downloading {name}@{version}")))
+            .map_err(what())?;
+        // Reading stops at the reserved size; one announced past the
+        // limit is refused before any of it is read.
+        let size = resp
+            .content_length()
+            .unwrap_or(MAX_DOWNLOAD)
+            .min(MAX_DOWNLOAD);
+        let held = self
+            .budget
+            .clone()
+            .acquire_many_owned(size.div_ceil(KIB).max(1) as u32)
+            .await
+            .expect("the budget is never closed");
+        let bytes = client.read_capped(resp, size).await.map_err(what())?;
+        Ok(Package::Downloaded(bytes, Some(held)))
     }
 }

@@ -227,7 +227,7 @@ impl WellKnownSource {
             let bytes = self.get_found(url, MAX_ARTIFACT_BYTES).await?;
             verify::verify_artifact(&locked.name, url.as_str(), digest, &bytes)?;
             if *digest == locked.checksum {
-                return Ok(Package::Downloaded(bytes));
+                return Ok(Package::Downloaded(bytes, None));
             }
             let tree = archive::unpack_to_memory(&bytes, &self.limits)
                 .ok()
