@@ -13,13 +13,13 @@ pub mod mcp;
 pub mod ops;
 pub mod project;
 pub mod report;
+pub mod resolve;
 pub mod source;
 
 mod cache;
 mod fs;
 mod install;
 mod parallel;
-mod resolve;
 
 pub use cache::Cache;
 pub use install::MARKER;

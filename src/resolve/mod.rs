@@ -14,8 +14,8 @@
 //! again, so a conflict is always explained from the real requirements.
 
 mod collect;
-mod req;
-mod solve;
+pub mod req;
+pub mod solve;
 
 use crate::error::{Error, Result};
 use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile};
