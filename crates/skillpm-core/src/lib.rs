@@ -7,6 +7,7 @@
 //! once, and each binary links exactly this much of the other.
 
 pub mod archive;
+pub mod audit;
 pub mod bounded;
 pub mod checksum;
 pub mod name;

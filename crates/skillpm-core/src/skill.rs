@@ -191,6 +191,17 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, SkillError> {
 
 /// Parses the bytes of a `SKILL.md`.
 pub fn parse(bytes: &[u8]) -> Result<SkillDoc, SkillError> {
+    let doc = parse_frontmatter(bytes)?;
+    match doc.frontmatter.get("description") {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(doc),
+        _ => Err(SkillError::MissingDescription),
+    }
+}
+
+/// Parses a `SKILL.md` as [`parse`] does, but without requiring a
+/// `description`: the audit reads `hooks`, `allowed-tools` and `name` from
+/// a file that would not load, since another agent may load it anyway.
+pub fn parse_frontmatter(bytes: &[u8]) -> Result<SkillDoc, SkillError> {
     if bytes.len() as u64 > MAX_SKILL_MD_BYTES {
         return Err(SkillError::TooLarge {
             size: bytes.len() as u64,
@@ -237,10 +248,6 @@ pub fn parse(bytes: &[u8]) -> Result<SkillDoc, SkillError> {
         }
     };
     let key_lines = top_level_key_lines(&fm, fm_first_line);
-    match frontmatter.get("description") {
-        Some(Value::String(s)) if !s.trim().is_empty() => {}
-        _ => return Err(SkillError::MissingDescription),
-    }
     for key in frontmatter.keys() {
         if !KNOWN_KEYS.contains(&key.as_str()) && !is_tool_block(&frontmatter, key) {
             warnings.push(Warning {
