@@ -27,7 +27,7 @@ pub struct StoreArgs {
     /// `files`) for files in --data.
     #[arg(long, env = "SKILLPM_REGISTRY_BLOBS")]
     pub blobs: Option<String>,
-    /// TOML file with any of: data, database, blobs, listen, public_url.
+    /// TOML file with any of: data, database, blobs, listen, public_url, keys.
     #[arg(long, env = "SKILLPM_REGISTRY_CONFIG")]
     pub config: Option<PathBuf>,
 }
@@ -41,6 +41,8 @@ pub struct FileConfig {
     pub blobs: Option<String>,
     pub listen: Option<SocketAddr>,
     pub public_url: Option<String>,
+    /// The signing keys' directory (`keys.rs`).
+    pub keys: Option<PathBuf>,
 }
 
 pub struct Resolved {

@@ -9,6 +9,7 @@
 mod auth;
 mod config;
 mod error;
+mod keys;
 mod migrate;
 mod routes;
 mod search;
@@ -44,6 +45,10 @@ enum Cmd {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(TokenCmd),
+    /// Manage the keys index entries are signed with: a directory of their
+    /// own (public keyring and private key files), never the database.
+    #[command(subcommand)]
+    Key(KeyCmd),
     /// Copy an embedded registry (SQLite + blob files) into PostgreSQL and
     /// S3-compatible storage, verifying every checksum; safe to re-run.
     Migrate {
@@ -72,6 +77,11 @@ struct ServeArgs {
     /// were given: the request's Host header is never trusted for URLs.
     #[arg(long)]
     public_url: Option<String>,
+    /// Directory of the signing keys (`skillpm-registry key generate`):
+    /// each new version is signed with its active key and config.json
+    /// lists its public keys. Without it, versions are published unsigned.
+    #[arg(long, value_name = "KEYDIR", env = "SKILLPM_REGISTRY_KEYS")]
+    keys: Option<PathBuf>,
     /// Largest accepted upload (compressed), in bytes.
     #[arg(long, default_value_t = 10 * 1024 * 1024)]
     max_upload: u64,
@@ -123,6 +133,95 @@ enum TokenCmd {
     },
 }
 
+/// Where the signing keys are: `--dir`, `SKILLPM_REGISTRY_KEYS`, or
+/// `keys` in the config file.
+#[derive(Args)]
+struct KeysArgs {
+    /// Directory of the signing keys: keys.json (the public keyring) and
+    /// one private key file per key (PKCS#8 PEM, mode 0600).
+    #[arg(
+        long = "dir",
+        visible_alias = "keys",
+        value_name = "KEYDIR",
+        env = "SKILLPM_REGISTRY_KEYS"
+    )]
+    dir: Option<PathBuf>,
+    /// TOML config file whose `keys` names the directory (as for `serve`).
+    #[arg(long, env = "SKILLPM_REGISTRY_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+impl KeysArgs {
+    fn key_dir(&self) -> Result<keys::KeyDir> {
+        let store = StoreArgs {
+            config: self.config.clone(),
+            ..StoreArgs::default()
+        };
+        key_dir(self.dir.clone(), &store)
+    }
+}
+
+/// The key directory a command names, or the config file's `keys`.
+fn key_dir(dir: Option<PathBuf>, store: &StoreArgs) -> Result<keys::KeyDir> {
+    match dir {
+        Some(d) => Ok(keys::KeyDir::new(d)),
+        None => match store.resolve()?.file.keys {
+            Some(d) => Ok(keys::KeyDir::new(d)),
+            None => bail!("no key directory: pass --dir KEYDIR or set SKILLPM_REGISTRY_KEYS"),
+        },
+    }
+}
+
+#[derive(Subcommand)]
+enum KeyCmd {
+    /// Create the key directory (mode 0700) with a first key, the active
+    /// one: its private half in KEYDIR/ID.pem (mode 0600).
+    Generate {
+        #[command(flatten)]
+        keys: KeysArgs,
+    },
+    /// List the keys: id, algorithm, since when, and whether active,
+    /// valid (still verifies what it signed) or revoked.
+    List {
+        #[command(flatten)]
+        keys: KeysArgs,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a new key the active one; the old ones stay listed and valid
+    /// for verification until revoked.
+    Rotate {
+        #[command(flatten)]
+        keys: KeysArgs,
+    },
+    /// Revoke a key that is not the active one: clients refuse every entry
+    /// it signed, and its private key file is deleted. Run `key resign`
+    /// next so those entries are signed by a live key.
+    Revoke {
+        #[command(flatten)]
+        keys: KeysArgs,
+        /// The key's id (`key list`).
+        id: String,
+    },
+    /// Sign every stored version that the active key has not signed:
+    /// after a rotation or a revocation, or for versions published before
+    /// the registry had keys. A version whose stored signature no longer
+    /// verifies is reported and left alone.
+    Resign {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Directory of the signing keys.
+        #[arg(
+            long = "dir",
+            visible_alias = "keys",
+            value_name = "KEYDIR",
+            env = "SKILLPM_REGISTRY_KEYS"
+        )]
+        dir: Option<PathBuf>,
+    },
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("skillpm-registry: error: {e:#}");
@@ -171,6 +270,7 @@ fn run() -> Result<()> {
                 print!("{}", render_tokens(&tokens, json));
                 Ok(())
             }
+            Cmd::Key(cmd) => key_command(cmd).await,
             Cmd::Migrate { from, to, blobs } => migrate::run(&from, &to, &blobs).await,
         }
     })
@@ -193,6 +293,10 @@ async fn serve(args: ServeArgs) -> Result<()> {
         .listen
         .or(cfg.file.listen)
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7878)));
+    let keys = match args.keys.or_else(|| cfg.file.keys.clone()) {
+        Some(dir) => Some(std::sync::Arc::new(keys::Keys::open(keys::KeyDir::new(dir))?)),
+        None => None,
+    };
     let meta = cfg.open_meta().await?;
     let (blobs, scratch) = cfg.open_blobs().await?;
     eprintln!(
@@ -204,6 +308,18 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let addr = listener.local_addr()?;
     let base_url =
         public_url.or_else(|| (!addr.ip().is_unspecified()).then(|| format!("http://{addr}")));
+    if base_url.is_none() && keys.is_some() {
+        bail!(
+            "--keys needs config.json to publish the public keys, and a server bound to {addr} serves none: pass --public-url"
+        );
+    }
+    if let Some(k) = &keys {
+        let loaded = k.current();
+        eprintln!(
+            "skillpm-registry: signing with key {}",
+            loaded.active.as_ref().map_or("-", |a| a.id.as_str())
+        );
+    }
     if base_url.is_none() {
         eprintln!(
             "skillpm-registry: listening on {addr} without --public-url: config.json is not served, so clients use the URL they were given"
@@ -223,6 +339,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         max_upload: args.max_upload,
         base_url,
         checksums: Default::default(),
+        keys,
     });
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on http://{addr}")?;
@@ -242,6 +359,89 @@ async fn serve(args: ServeArgs) -> Result<()> {
     drop(scratch);
     eprintln!("skillpm-registry: shut down");
     Ok(())
+}
+
+async fn key_command(cmd: KeyCmd) -> Result<()> {
+    match cmd {
+        KeyCmd::Generate { keys } => {
+            let dir = keys.key_dir()?;
+            let id = dir.generate()?;
+            println!("{id}");
+            eprintln!(
+                "skillpm-registry: key {id} is the active signing key; serve with --keys {}",
+                dir.path().display()
+            );
+        }
+        KeyCmd::List { keys, json } => {
+            let dir = keys.key_dir()?;
+            let file = dir.read()?.unwrap_or_default();
+            print!("{}", render_keys(&file, json));
+        }
+        KeyCmd::Rotate { keys } => {
+            let (old, new) = keys.key_dir()?.rotate()?;
+            println!("{new}");
+            if let Some(old) = old {
+                eprintln!(
+                    "skillpm-registry: key {new} signs from now on; {old} stays valid for what it signed until revoked"
+                );
+            }
+        }
+        KeyCmd::Revoke { keys, id } => {
+            keys.key_dir()?.revoke(id.trim())?;
+            println!("revoked");
+            eprintln!(
+                "skillpm-registry: clients now refuse what {} signed; run `skillpm-registry key resign` to sign it with the active key",
+                id.trim()
+            );
+        }
+        KeyCmd::Resign { store, dir } => {
+            let dir = key_dir(dir, &store)?;
+            let meta = store.resolve()?.open_meta().await?;
+            let report = keys::resign(meta.as_ref(), &dir).await?;
+            for (what, why) in &report.refused {
+                eprintln!("skillpm-registry: not re-signed: {what}: {why}");
+            }
+            println!(
+                "re-signed {} version(s) with key {}; {} already signed by it",
+                report.signed, report.keyid, report.kept
+            );
+            if !report.refused.is_empty() {
+                bail!(
+                    "{} version(s) left as they were (named above)",
+                    report.refused.len()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `key list` output.
+fn render_keys(file: &keys::KeyringFile, json: bool) -> String {
+    let mut out = String::new();
+    if !json {
+        out.push_str("ID\tALGORITHM\tVALID FROM\tSTATUS\n");
+    }
+    for k in &file.keys {
+        let active = file.active.as_deref() == Some(k.id.as_str());
+        let status = match (&k.revoked, active) {
+            (Some(t), _) => format!("revoked {t}"),
+            (None, true) => "active".to_string(),
+            (None, false) => "valid".to_string(),
+        };
+        let since = k.valid_from.clone().unwrap_or_else(|| "-".into());
+        if json {
+            let v = serde_json::json!({
+                "id": k.id, "algorithm": k.algorithm, "key": k.key,
+                "valid_from": k.valid_from, "revoked": k.revoked, "active": active,
+            });
+            out.push_str(&v.to_string());
+        } else {
+            out.push_str(&format!("{}\t{}\t{since}\t{status}", k.id, k.algorithm));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The `token list` output. Ids are the first 16 hex digits of the

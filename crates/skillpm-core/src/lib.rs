@@ -14,6 +14,7 @@ pub mod name;
 pub mod platform;
 pub mod protocol;
 pub mod publish;
+pub mod signing;
 pub mod skill;
 pub mod text;
 pub mod validate;

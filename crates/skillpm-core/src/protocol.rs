@@ -21,6 +21,43 @@ pub struct RegistryConfig {
     pub api: String,
     #[serde(rename = "auth-required", default)]
     pub auth_required: bool,
+    /// The public keys index entries are signed with (see
+    /// [`crate::signing`]), current and past, revoked ones marked. Absent
+    /// from a registry that does not sign.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<PublicKey>,
+}
+
+/// One signing key of a registry, as `config.json` lists it. Untrusted
+/// like everything a registry sends: [`crate::signing::Keyring::new`]
+/// checks every field before a key is used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicKey {
+    /// The key id entries name in their `sig`: for ed25519 the first 16
+    /// hex digits of the sha256 of the raw public key
+    /// ([`crate::signing::key_id`]).
+    pub id: String,
+    /// `ed25519`; a key of another algorithm is listed but cannot verify
+    /// anything for this client.
+    pub algorithm: String,
+    /// The raw public key, base64 (standard alphabet, padded).
+    pub key: String,
+    /// RFC 3339 time the key was made; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// RFC 3339 time the key was revoked: an entry signed by it is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked: Option<String>,
+}
+
+/// The registry's signature over an index entry's name, version,
+/// checksum and dependencies ([`crate::signing::message`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signature {
+    /// The id of the key in `config.json` that made it.
+    pub keyid: String,
+    /// The signature, base64 (standard alphabet, padded).
+    pub sig: String,
 }
 
 /// `POST /api/v1/yanked`: of the versions named, which are yanked. A
@@ -69,13 +106,18 @@ pub struct IndexVersion {
     /// The frontmatter `requires` block as published (eligibility hints).
     #[serde(default)]
     pub requires: Map<String, Value>,
-    /// Skill-to-skill dependencies; always empty today, present so that
-    /// adding them later does not change the index shape.
+    /// Skill-to-skill dependencies: registry packages of the same
+    /// registry, from the version's `skill.toml`.
     #[serde(default)]
     pub deps: Vec<IndexDep>,
     /// RFC 3339 publication time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<String>,
+    /// The registry's signature over `name`, `vers`, `cksum` and `deps`;
+    /// absent from a registry that does not sign (and left out of the
+    /// JSON then, so the index reads as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sig: Option<Signature>,
 }
 
 /// A dependency of a published version.

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
-use skillpm_core::protocol::{IndexFile, IndexVersion};
+use skillpm_core::protocol::{IndexFile, IndexVersion, Signature};
 
 pub async fn index(
     State(st): State<AppState>,
@@ -91,6 +91,12 @@ async fn render(st: &AppState, name: &SkillName) -> ApiResult<RenderedIndex> {
         // here would install a package without what it needs: a row that
         // does not read is an error.
         let deps = serde_json::from_str(&r.deps).map_err(|e| corrupt(e.into()))?;
+        // Served as stored: the registry does not vouch for its own
+        // database by checking it here; clients verify.
+        let sig = match (r.sig_key, r.sig) {
+            (Some(keyid), Some(sig)) => Some(Signature { keyid, sig }),
+            _ => None,
+        };
         versions.push(IndexVersion {
             name: name.clone(),
             vers,
@@ -100,6 +106,7 @@ async fn render(st: &AppState, name: &SkillName) -> ApiResult<RenderedIndex> {
             requires: serde_json::from_str(&r.requires).unwrap_or_default(),
             deps,
             published: rfc3339(r.published),
+            sig,
         });
     }
     versions.sort_by(|a, b| a.vers.cmp(&b.vers));

@@ -22,6 +22,7 @@ use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::{IndexDep, PublishResponse};
 use skillpm_core::publish;
+use skillpm_core::signing;
 use skillpm_core::skill;
 use std::path::Path;
 use std::time::Duration;
@@ -64,6 +65,25 @@ pub async fn publish(
     }
     let deps = serde_json::to_string(&meta.deps)
         .map_err(|e| ApiError::internal("cannot encode the dependencies", e))?;
+    // Signed with the key active now: what the index will serve, from the
+    // same typed values (`skillpm_core::signing::message`).
+    let sig = st.keys.as_ref().and_then(|k| {
+        let loaded = k.current();
+        let active = loaded.active.as_ref()?;
+        Some(signing::sign(
+            &active.key,
+            &meta.skill_name,
+            &meta.vers,
+            &cksum,
+            &meta.deps,
+        ))
+    });
+    if st.keys.is_some() && sig.is_none() {
+        return Err(ApiError::internal(
+            "cannot sign the new version",
+            "the key directory has no active key",
+        ));
+    }
 
     // The blob first: once the row commits, any replica may serve it.
     st.blobs.put(&cksum, bytes::Bytes::from(bytes)).await?;
@@ -81,6 +101,8 @@ pub async fn publish(
         requires: meta.requires,
         deps,
         body: meta.body,
+        sig_key: sig.as_ref().map(|s| s.keyid.clone()),
+        sig: sig.map(|s| s.sig),
     };
     st.db.insert_version(&row, &user).await?;
     Ok(Json(response))

@@ -130,6 +130,12 @@ pub trait MetaStore: Send + Sync + 'static {
     /// One entry per listed package, prepared at publish time so a search
     /// reads no SKILL.md bodies.
     async fn search_rows(&self) -> StoreResult<Vec<SearchRow>>;
+    /// Every version's signed fields and signature, by name, for
+    /// `key resign`.
+    async fn signing_rows(&self) -> StoreResult<Vec<SigningRow>>;
+    /// Replaces the signatures of versions of `name` in one transaction
+    /// and moves its index generation, so every replica serves them.
+    async fn set_signatures(&self, name: &str, sigs: &[NewSignature]) -> StoreResult<()>;
 }
 
 /// Content-addressed tarball storage. Keys are the sha256 of the bytes, so
@@ -172,6 +178,27 @@ pub struct VersionRow {
     /// JSON array of `{name, req}`, as the index serves it.
     pub deps: String,
     pub published: i64,
+    /// The registry's signature: the signing key's id and the base64
+    /// signature (both or neither).
+    pub sig_key: Option<String>,
+    pub sig: Option<String>,
+}
+
+/// A version's signed fields and its signature, for `key resign`.
+pub struct SigningRow {
+    pub name: String,
+    pub vers: String,
+    pub cksum: String,
+    pub deps: String,
+    pub sig_key: Option<String>,
+    pub sig: Option<String>,
+}
+
+/// A signature `key resign` stores.
+pub struct NewSignature {
+    pub vers: String,
+    pub keyid: String,
+    pub sig: String,
 }
 
 /// What a publish adds; everything already validated.
@@ -185,6 +212,10 @@ pub struct NewVersion {
     /// JSON array of `{name, req}`, each naming a package of this registry.
     pub deps: String,
     pub body: String,
+    /// The signature made at publish (key id, base64), when the registry
+    /// has keys.
+    pub sig_key: Option<String>,
+    pub sig: Option<String>,
 }
 
 /// Newest non-yanked version of a package, for search.
@@ -214,6 +245,8 @@ pub struct FullVersion {
     pub deps: String,
     pub body: String,
     pub published: i64,
+    pub sig_key: Option<String>,
+    pub sig: Option<String>,
 }
 
 fn now() -> i64 {

@@ -12,7 +12,8 @@
 
 use super::{
     newest_listed, now, search_words, token_hash, vers_key, Dump, Generations, MetaStore,
-    NewVersion, SearchRow, StoreError, StoreResult, TokenRow, VersionRow,
+    NewSignature, NewVersion, SearchRow, SigningRow, StoreError, StoreResult, TokenRow,
+    VersionRow,
 };
 use crate::typosquat;
 use anyhow::Context;
@@ -187,8 +188,9 @@ impl PgStore {
             .prepare(
                 "INSERT INTO versions
                    (name, vers, vers_key, cksum, yanked, description, requires, deps, body,
-                    published)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+                    published, sig_key, sig)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                 ON CONFLICT DO NOTHING",
             )
             .await?;
         let check = tx
@@ -212,6 +214,8 @@ impl PgStore {
                         &v.deps,
                         &v.body,
                         &v.published,
+                        &v.sig_key,
+                        &v.sig,
                     ],
                 )
                 .await? as usize;
@@ -582,8 +586,8 @@ impl MetaStore for PgStore {
             .execute(
                 "INSERT INTO versions
                    (name, vers, vers_key, cksum, yanked, description, requires, deps, body,
-                    published)
-                 VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8, $9)",
+                    published, sig_key, sig)
+                 VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8, $9, $10, $11)",
                 &[
                     &v.name,
                     &vers,
@@ -594,6 +598,8 @@ impl MetaStore for PgStore {
                     &v.deps,
                     &v.body,
                     &now,
+                    &v.sig_key,
+                    &v.sig,
                 ],
             )
             .await;
@@ -617,7 +623,7 @@ impl MetaStore for PgStore {
         let st = c
             .prepare_cached(
                 "SELECT p.gen, v.vers, v.cksum, v.yanked, v.description, v.requires, v.deps,
-                        v.published
+                        v.published, v.sig_key, v.sig
                  FROM packages p JOIN versions v ON v.name = p.name WHERE p.name = $1",
             )
             .await?;
@@ -634,6 +640,8 @@ impl MetaStore for PgStore {
                     requires: r.get(5),
                     deps: r.get(6),
                     published: r.get(7),
+                    sig_key: r.get(8),
+                    sig: r.get(9),
                 })
                 .collect(),
         ))
@@ -684,5 +692,44 @@ impl MetaStore for PgStore {
                 })
             })
             .collect())
+    }
+
+    async fn signing_rows(&self) -> StoreResult<Vec<SigningRow>> {
+        let c = self.pool.get().await?;
+        Ok(c.query(
+            "SELECT name, vers, cksum, deps, sig_key, sig FROM versions ORDER BY name, id",
+            &[],
+        )
+        .await?
+        .into_iter()
+        .map(|r| SigningRow {
+            name: r.get(0),
+            vers: r.get(1),
+            cksum: r.get(2),
+            deps: r.get(3),
+            sig_key: r.get(4),
+            sig: r.get(5),
+        })
+        .collect())
+    }
+
+    async fn set_signatures(&self, name: &str, sigs: &[NewSignature]) -> StoreResult<()> {
+        let mut c = self.pool.get().await?;
+        let tx = c.transaction().await?;
+        for s in sigs {
+            let n = tx
+                .execute(
+                    "UPDATE versions SET sig_key = $3, sig = $4 WHERE name = $1 AND vers = $2",
+                    &[&name, &s.vers, &s.keyid, &s.sig],
+                )
+                .await?;
+            if n == 0 {
+                return Err(StoreError::no_version(name, &s.vers));
+            }
+        }
+        let gen = bump_generation(&tx, name).await?;
+        tx.commit().await?;
+        self.gens.saw(name, gen);
+        Ok(())
     }
 }

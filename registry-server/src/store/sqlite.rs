@@ -12,7 +12,8 @@
 
 use super::{
     newest_listed, now, search_words, token_hash, vers_key, Dump, FullVersion, Generations,
-    MetaStore, NewVersion, SearchRow, StoreError, StoreResult, TokenRow, VersionRow,
+    MetaStore, NewSignature, NewVersion, SearchRow, SigningRow, StoreError, StoreResult, TokenRow,
+    VersionRow,
 };
 use crate::typosquat;
 use async_trait::async_trait;
@@ -38,6 +39,8 @@ CREATE TABLE IF NOT EXISTS versions (
     deps        TEXT NOT NULL DEFAULT '[]',
     body        TEXT NOT NULL DEFAULT '',
     published   INTEGER NOT NULL,
+    sig_key     TEXT,
+    sig         TEXT,
     UNIQUE (name, vers)
 );
 CREATE TABLE IF NOT EXISTS owners (
@@ -103,6 +106,10 @@ impl Db {
         conn.execute_batch(SCHEMA)?;
         add_generations(&conn)?;
         add_column(&conn, "versions", "deps", "TEXT NOT NULL DEFAULT '[]'")?;
+        // The registry's signature (`keys.rs`): key id and signature;
+        // NULL for versions published without keys.
+        add_column(&conn, "versions", "sig_key", "TEXT")?;
+        add_column(&conn, "versions", "sig", "TEXT")?;
         backfill_search(&mut conn)?;
         Ok(Db {
             gens: Arc::default(),
@@ -339,8 +346,9 @@ fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreRes
     let vers = v.vers.to_string();
     let res = tx.execute(
         "INSERT INTO versions
-           (name, vers, cksum, yanked, description, requires, deps, body, published)
-         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8)",
+           (name, vers, cksum, yanked, description, requires, deps, body, published, sig_key,
+            sig)
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             v.name,
             vers,
@@ -349,7 +357,9 @@ fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreRes
             v.requires,
             v.deps,
             v.body,
-            now
+            now,
+            v.sig_key,
+            v.sig
         ],
     );
     match res {
@@ -409,7 +419,7 @@ fn owners(conn: &Connection, name: &str) -> rusqlite::Result<Vec<String>> {
 
 fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> {
     let mut stmt = conn.prepare(
-        "SELECT vers, cksum, yanked, description, requires, deps, published
+        "SELECT vers, cksum, yanked, description, requires, deps, published, sig_key, sig
          FROM versions WHERE name = ?1",
     )?;
     let rows = stmt.query_map(params![name], |r| {
@@ -421,6 +431,8 @@ fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> 
             requires: r.get(4)?,
             deps: r.get(5)?,
             published: r.get(6)?,
+            sig_key: r.get(7)?,
+            sig: r.get(8)?,
         })
     })?;
     rows.collect()
@@ -643,6 +655,56 @@ impl MetaStore for Db {
     async fn search_rows(&self) -> StoreResult<Vec<SearchRow>> {
         self.read(|c| Ok(search_rows(c)?)).await
     }
+
+    async fn signing_rows(&self) -> StoreResult<Vec<SigningRow>> {
+        self.read(|c| {
+            let mut stmt = c.prepare(
+                "SELECT name, vers, cksum, deps, sig_key, sig FROM versions ORDER BY name, id",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok(SigningRow {
+                    name: r.get(0)?,
+                    vers: r.get(1)?,
+                    cksum: r.get(2)?,
+                    deps: r.get(3)?,
+                    sig_key: r.get(4)?,
+                    sig: r.get(5)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+        .await
+    }
+
+    async fn set_signatures(&self, name: &str, sigs: &[NewSignature]) -> StoreResult<()> {
+        let name = name.to_string();
+        let sigs: Vec<(String, String, String)> = sigs
+            .iter()
+            .map(|s| (s.vers.clone(), s.keyid.clone(), s.sig.clone()))
+            .collect();
+        let gen = self
+            .call({
+                let name = name.clone();
+                move |c| {
+                    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                    for (vers, keyid, sig) in &sigs {
+                        let n = tx.execute(
+                            "UPDATE versions SET sig_key = ?3, sig = ?4 WHERE name = ?1 AND vers = ?2",
+                            params![name, vers, keyid, sig],
+                        )?;
+                        if n == 0 {
+                            return Err(StoreError::no_version(&name, vers));
+                        }
+                    }
+                    let gen = bump_generation(&tx, &name)?;
+                    tx.commit()?;
+                    Ok(gen)
+                }
+            })
+            .await?;
+        self.gens.saw(&name, gen);
+        Ok(())
+    }
 }
 
 fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
@@ -660,7 +722,8 @@ fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
         .collect::<rusqlite::Result<_>>()?;
     let versions = conn
         .prepare(
-            "SELECT name, vers, cksum, yanked, description, requires, deps, body, published
+            "SELECT name, vers, cksum, yanked, description, requires, deps, body, published,
+                    sig_key, sig
              FROM versions ORDER BY name, id",
         )?
         .query_map([], |r| {
@@ -674,6 +737,8 @@ fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
                 deps: r.get(6)?,
                 body: r.get(7)?,
                 published: r.get(8)?,
+                sig_key: r.get(9)?,
+                sig: r.get(10)?,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;

@@ -7,4 +7,5 @@ mod hardening;
 mod kill;
 mod scale;
 mod server;
+mod signing;
 mod starve;

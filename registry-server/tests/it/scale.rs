@@ -558,9 +558,23 @@ async fn migrate_copies_an_embedded_registry_of_200_versions() {
         .unwrap();
     assert!(out.status.success());
     let alice = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    // It signs: the signatures must come along.
+    let keys = data.path().join("keys");
+    let out = Command::new(BIN)
+        .args(["key", "generate", "--dir"])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let keyid = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let embedded = start_replicas(
         1,
-        &["--data".to_string(), data.path().display().to_string()],
+        &[
+            "--data".to_string(),
+            data.path().display().to_string(),
+            "--keys".to_string(),
+            keys.display().to_string(),
+        ],
     );
     let url = embedded[0].url.clone();
     let mut names: Vec<String> = (0..20).map(|i| format!("skill-{i:02}")).collect();
@@ -643,6 +657,10 @@ async fn migrate_copies_an_embedded_registry_of_200_versions() {
         json["versions"][0]["deps"],
         serde_json::json!([{ "name": "skill-00", "req": "^1.2" }]),
         "the dependencies came along"
+    );
+    assert_eq!(
+        json["versions"][0]["sig"]["keyid"], keyid.as_str(),
+        "the signatures came along (and the index bytes above are the same)"
     );
     let (_, _, json) = index(&reps[0].url, "skill-03").await;
     assert!(listed(&json)["1.4.0"].1, "the yank came along");

@@ -270,6 +270,7 @@ impl RegistryClient {
                             dl: format!("{base}/api/v1/skills"),
                             api: base,
                             auth_required: false,
+                            keys: Vec::new(),
                         })
                     }
                     Err(e) => Err(e),

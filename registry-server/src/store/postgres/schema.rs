@@ -68,6 +68,13 @@ CREATE INDEX packages_gen ON packages (gen);
 ALTER TABLE versions ADD COLUMN deps TEXT NOT NULL DEFAULT '[]';
 ",
     ),
+    (
+        5,
+        "
+ALTER TABLE versions ADD COLUMN sig_key TEXT;
+ALTER TABLE versions ADD COLUMN sig TEXT;
+",
+    ),
 ];
 
 /// Serialised across replicas by an advisory lock, so replicas starting

@@ -38,13 +38,41 @@ async fn a_database_from_before_deps_opens_and_takes_them() {
         requires: "{}".into(),
         deps: deps.into(),
         body: String::new(),
+        sig_key: Some("0123456789abcdef".into()),
+        sig: Some("c2ln".into()),
     };
     db.insert_version(&v, "alice").await.unwrap();
     let (_, rows) = db.index_rows("top").await.unwrap();
     assert_eq!(rows[0].deps, deps);
+    assert_eq!(rows[0].sig_key.as_deref(), Some("0123456789abcdef"));
+    let (_, rows) = db.index_rows("base").await.unwrap();
+    assert_eq!((rows[0].sig_key.as_deref(), rows[0].sig.as_deref()), (None, None));
     let dump = db.dump().await.unwrap();
     let top = dump.versions.iter().find(|v| v.name == "top").unwrap();
     assert_eq!(top.deps, deps, "migrate carries dependencies");
+    assert_eq!(
+        (top.sig_key.as_deref(), top.sig.as_deref()),
+        (Some("0123456789abcdef"), Some("c2ln")),
+        "migrate carries signatures"
+    );
+    // `key resign` replaces signatures and moves the generation.
+    let before = db.max_generation().await.unwrap();
+    let new = super::super::NewSignature {
+        vers: "1.0.0".into(),
+        keyid: "fedcba9876543210".into(),
+        sig: "bmV3".into(),
+    };
+    db.set_signatures("base", &[new]).await.unwrap();
+    assert!(db.max_generation().await.unwrap() > before);
+    let rows = db.signing_rows().await.unwrap();
+    let base = rows.iter().find(|r| r.name == "base").unwrap();
+    assert_eq!(base.sig_key.as_deref(), Some("fedcba9876543210"));
+    let missing = super::super::NewSignature {
+        vers: "9.9.9".into(),
+        keyid: "fedcba9876543210".into(),
+        sig: "bmV3".into(),
+    };
+    assert!(db.set_signatures("base", &[missing]).await.is_err());
     drop(db);
     // Opening again adds nothing twice.
     Db::open(&path).unwrap();
