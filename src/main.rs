@@ -4,7 +4,7 @@ mod cli;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use cli::args::{CacheAction, Cli, Command, OwnerAction, PackageCommand};
+use cli::args::{AuditCommand, CacheAction, Cli, Command, OwnerAction, PackageCommand};
 use cli::output::{eprint_line, note, one_line, print, write_stdout, Exit};
 use cli::{progress::CliReporter, render};
 use skillpm::engine::{catalog, config::Environment, load, validate};
@@ -98,6 +98,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             skillpm::mcp::run(env, transport)?;
         }
         Command::Package(p) => return package_command(p, &env, cli.quiet),
+        Command::Audit {
+            command: AuditCommand::Signatures { global },
+        } => {
+            let audit = ops::audit_signatures(&env, &global_opts(global))?;
+            print(&render::signatures(&audit))?;
+            if audit.failed() > 0 {
+                eprintln!(
+                    "error: {} skill(s) failed signature verification",
+                    audit.failed()
+                );
+                return Ok(ExitCode::from(1));
+            }
+        }
         Command::Completions { shell } => write_stdout(&cli::docs::completions(shell))?,
         Command::GenerateMan { dir } => cli::docs::man_pages(&dir)?,
     }

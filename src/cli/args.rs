@@ -91,6 +91,11 @@ pub enum Command {
     },
     #[command(flatten)]
     Package(PackageCommand),
+    /// Audit what is installed.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Print a shell's completion script on stdout.
     ///
     /// Save it where the shell loads completions, e.g.
@@ -301,6 +306,18 @@ pub enum PackageCommand {
     Cache {
         #[command(subcommand)]
         action: CacheAction,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum AuditCommand {
+    /// Verify every locked registry skill's index entry against its
+    /// registry's signing keys (as `npm audit signatures` does): one line
+    /// per skill, then a summary; exit 1 if any fails.
+    Signatures {
+        /// Use the user manifest (~/.agents/skills) instead of the project's.
+        #[arg(long, short = 'g')]
+        global: bool,
     },
 }
 

@@ -10,7 +10,7 @@
 
 use skillpm::engine::catalog::{self, Styled, Tone};
 use skillpm::engine::validate::{Severity, Violation};
-use skillpm::ops::{OutdatedRow, TreeLine, VerifyIssue};
+use skillpm::ops::{self, OutdatedRow, TreeLine, VerifyIssue};
 use skillpm::protocol::{IndexFile, SearchResults};
 use skillpm_core::name::SkillName;
 use skillpm_core::text;
@@ -124,6 +124,42 @@ pub fn verify(issues: &[VerifyIssue]) -> String {
         .iter()
         .map(|i| format!("{} ({}): {}\n", i.skill, i.root, i.problem))
         .collect()
+}
+
+/// `audit signatures`: one line per locked registry skill, then the
+/// totals.
+pub fn signatures(a: &ops::SignatureAudit) -> String {
+    let mut s = String::new();
+    for c in &a.checks {
+        let (state, detail) = match &c.signed {
+            ops::Signed::Verified { keyid, pinned: None } => ("verified", format!("key {keyid}")),
+            ops::Signed::Verified {
+                keyid,
+                pinned: Some(p),
+            } => (
+                "verified",
+                format!("key {keyid} (skills.lock records {p}: the registry rotated its keys)"),
+            ),
+            ops::Signed::Unsigned => ("unsigned", format!("{} does not sign", c.registry)),
+            ops::Signed::Failed(why) => ("FAILED", why.clone()),
+        };
+        s.push_str(&format!("{state:<9} {} {}  {detail}\n", c.name, c.version));
+    }
+    let verified = a.count(|x| matches!(x, ops::Signed::Verified { .. }));
+    let unsigned = a.count(|x| matches!(x, ops::Signed::Unsigned));
+    let mut totals = match a.checks.len() {
+        0 => "no registry skills in skills.lock".to_string(),
+        _ => format!("{verified} verified, {unsigned} unsigned, {} failed", a.failed()),
+    };
+    if a.other > 0 {
+        totals.push_str(&format!(
+            "; {} not from a registry (git, local or well-known: not checked)",
+            a.other
+        ));
+    }
+    s.push_str(&totals);
+    s.push('\n');
+    s
 }
 
 /// Every violation, then `ok: no errors` unless quiet or there were errors.

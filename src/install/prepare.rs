@@ -309,6 +309,7 @@ mod tests {
             path: None,
             tree: None,
             dependencies: Vec::new(),
+            signed_by: None,
         }
     }
 

@@ -9,6 +9,7 @@ mod init;
 mod query;
 mod registry;
 mod remove;
+mod signatures;
 mod sync;
 mod verify;
 
@@ -22,6 +23,7 @@ pub use registry::{
     RegistryArgs,
 };
 pub use remove::remove;
+pub use signatures::{audit_signatures, SignatureAudit, SignatureCheck, Signed};
 pub use sync::{install, recover, update};
 pub use verify::{verify, VerifyIssue};
 

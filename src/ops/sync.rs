@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::install::journal::{self, Journal, To};
 use crate::install::{self, Action, Plan, Prepared, Staged};
 use crate::parallel::Workers;
-use crate::project::lockfile::{LockedSkill, Lockfile};
+use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile};
 use crate::project::manifest::Manifest;
 use crate::project::{Project, ProjectError, ProjectGuard};
 use crate::report::{Event, Reporter};
@@ -199,10 +199,6 @@ impl<'a> Run<'a> {
         // Leftovers of a killed run sit where this run stages its lock and
         // manifest.
         crate::fs::sweep_pending(&project.dir);
-        // Synced before any tree moves, renamed in once every tree is in
-        // place: a run that fails before leaves the lock and the manifest
-        // as they were.
-        let writes = self.writes(&old_text, &new, manifest_text);
         let plans: Vec<Plan> =
             install::plan_all(&self.workers, &roots, &new.skills, &self.cache, mode);
         // The cache is held from here while this run fetches into it
@@ -232,6 +228,13 @@ impl<'a> Run<'a> {
             ))?;
         }
         let Prepared { trees, not_cached } = prepared;
+        // The keys that signed what was downloaded: a first signature is
+        // pinned, a rotated key recorded.
+        let new = self.signed(new);
+        // Synced before any tree moves, renamed in once every tree is in
+        // place: a run that fails before leaves the lock and the manifest
+        // as they were.
+        let writes = self.writes(&old_text, &new, manifest_text);
         let ready = Ready {
             plans,
             staged: trees,
@@ -252,6 +255,21 @@ impl<'a> Run<'a> {
         let mut summary = done?;
         summary.elapsed = start.elapsed();
         Ok(summary)
+    }
+
+    /// `new` with each registry entry downloaded this run recording the
+    /// key its index entry was signed by (verified, and held to the old
+    /// lock's pin, before the download).
+    fn signed(&self, mut new: Lockfile) -> Lockfile {
+        for s in &mut new.skills {
+            let LockedSource::Registry { url } = &s.source else {
+                continue;
+            };
+            if let Some(signer) = self.sources.registry.signer(url, &s.name, &s.version) {
+                s.signed_by = signer;
+            }
+        }
+        new
     }
 
     /// The lock and the manifest this run writes, decided by the new lock

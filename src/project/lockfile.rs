@@ -49,13 +49,21 @@ pub struct LockedSkill {
     /// a registry package), as resolved: each is an entry of the same
     /// lock. Sorted, unique.
     pub dependencies: Vec<SkillName>,
+    /// Registry only: the id of the registry key that signed the index
+    /// entry this was installed from (`signed-by`), pinned on first use.
+    /// A later entry for this skill from the same registry must be signed
+    /// too, by a key its `config.json` lists and has not revoked; `None`
+    /// for an entry that was unsigned, and in locks from before
+    /// signatures.
+    pub signed_by: Option<String>,
 }
 
 impl LockedSkill {
     /// Whether `other` installs something else: another version, source,
     /// checksum or path. The tree id is left out: it follows from the
     /// commit and path, and one recorded where an older lock had none
-    /// changes nothing that is installed.
+    /// changes nothing that is installed; so is the signing key, which a
+    /// rotation changes for the same bytes.
     pub fn pins_other_than(&self, other: &LockedSkill) -> bool {
         (
             &self.name,
@@ -177,6 +185,10 @@ pub enum LockfileErrorKind {
     BadTree { name: String, tree: String },
     #[error("skill `{name}` has `{key}`, which only well-known sources have; regenerate the lockfile with `skillpm install`")]
     WellKnownKeyElsewhere { name: String, key: &'static str },
+    #[error("skill `{name}` has `signed-by` but is not a registry source; remove the `signed-by` line")]
+    SignedByElsewhere { name: String },
+    #[error("skill `{name}`: invalid `signed-by` `{}`: expected a key id of 1-64 lower-case letters and digits", show(.keyid))]
+    BadSignedBy { name: String, keyid: String },
     #[error(
         "skill `{0}` is listed more than once; regenerate the lockfile with `skillpm install`"
     )]
@@ -310,7 +322,7 @@ fn string_field<'t>(
     Ok((s, k, v))
 }
 
-const SKILL_KEYS: [&str; 9] = [
+const SKILL_KEYS: [&str; 10] = [
     "name",
     "version",
     "source",
@@ -319,6 +331,7 @@ const SKILL_KEYS: [&str; 9] = [
     "artifact",
     "digest",
     "checksum",
+    "signed-by",
     "dependencies",
 ];
 
@@ -441,6 +454,21 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
             Some(p.to_string())
         }
     };
+    let signed_by = match table.get_key_value("signed-by") {
+        None => None,
+        Some(_) => {
+            let (id, k, v) = string_field(cx, table, "signed-by")?;
+            let name = name.to_string();
+            if !matches!(source, LockedSource::Registry { .. }) {
+                return Err(cx.at(k, v, LockfileErrorKind::SignedByElsewhere { name }));
+            }
+            if !skillpm_core::signing::valid_key_id(id) {
+                let keyid = id.to_string();
+                return Err(cx.at(k, v, LockfileErrorKind::BadSignedBy { name, keyid }));
+            }
+            Some(id.to_string())
+        }
+    };
     let dependencies = dependencies_field(cx, table, &name)?;
     Ok((
         LockedSkill {
@@ -451,6 +479,7 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
             path,
             tree,
             dependencies,
+            signed_by,
         },
         name_line,
     ))
@@ -616,6 +645,9 @@ impl Lockfile {
                 push_kv(&mut out, "digest", &digest.to_string());
             }
             push_kv(&mut out, "checksum", &s.checksum.to_string());
+            if let Some(k) = &s.signed_by {
+                push_kv(&mut out, "signed-by", k);
+            }
             if !s.dependencies.is_empty() {
                 out.push_str("dependencies = [");
                 for (i, d) in s.dependencies.iter().enumerate() {

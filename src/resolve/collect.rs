@@ -641,6 +641,9 @@ impl Collected<'_> {
                         path: None,
                         tree: None,
                         dependencies: edges(&name, v.deps.iter().map(|d| &d.name)),
+                        // Verified when the index was read
+                        // (`RegistrySource::versions`).
+                        signed_by: v.sig.as_ref().map(|s| s.keyid.clone()),
                     }
                 }
                 Node::Pinned {

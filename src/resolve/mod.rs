@@ -170,14 +170,17 @@ pub async fn resolve(
         refresh,
     };
     let held = cx.run(&roots, collect::Kept::Held).await?;
-    match held.solve() {
-        Ok(done) => Ok(done),
+    let done = match held.solve() {
+        Ok(done) => done,
         Err(_) if held.held_any() && locked.is_none() => {
             let full = cx.run(&roots, collect::Kept::Loaded).await?;
-            full.solve().map_err(Error::from)
+            full.solve()?
         }
-        Err(e) => Err(e.into()),
-    }
+        Err(e) => return Err(e.into()),
+    };
+    // A skill the old lock records as signed stays signed.
+    crate::source::registry::check_pins(old, &done.lock)?;
+    Ok(done)
 }
 
 /// The old lock's entries reachable from skills.toml, when every one is

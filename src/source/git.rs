@@ -565,6 +565,7 @@ impl Source for GitSource {
                     path: sub.clone(),
                     tree: Some(p.tree_id),
                     dependencies: Vec::new(),
+                    signed_by: None,
                 },
                 packed: Some(p.tree),
             })

@@ -282,6 +282,35 @@ pub enum SourceError {
         #[source]
         source: registry::client::RegistryError,
     },
+    /// An index entry whose signature is refused.
+    #[error("registry {registry}: {source}; refusing it")]
+    Signature {
+        registry: String,
+        #[source]
+        source: skillpm_core::signing::SignatureError,
+    },
+    #[error("refusing {name}@{version} from {registry}: its index entry is unsigned, but skills.lock records {name} as signed by key {keyid}; the registry or the connection to it may have been tampered with")]
+    UnsignedAfterSigned {
+        name: String,
+        version: String,
+        registry: String,
+        keyid: String,
+    },
+    #[error("refusing {name}@{version} from {registry}: skills.lock records it as signed by key {keyid}, but the registry's index no longer lists that version")]
+    SignedNotListed {
+        name: String,
+        version: String,
+        registry: String,
+        keyid: String,
+    },
+    #[error("refusing {name}@{version} from {registry}: skills.lock says {locked}, but the registry's index lists {listed}")]
+    IndexDisagrees {
+        name: String,
+        version: String,
+        registry: String,
+        locked: Checksum,
+        listed: Checksum,
+    },
     #[error("cached index of {name} is corrupt: {source}")]
     CorruptIndex {
         name: String,

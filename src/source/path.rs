@@ -81,6 +81,7 @@ impl PathSource {
                 path: None,
                 tree: None,
                 dependencies: Vec::new(),
+                signed_by: None,
             },
             packed: Some(tree),
         };

@@ -35,6 +35,7 @@ mod mcp;
 mod noop_runs;
 mod replace;
 mod sanitize;
+mod signatures;
 mod tokens_and_origins;
 mod validate_strict;
 mod wellknown;

@@ -16,6 +16,7 @@ fn skill(name: &str, source: LockedSource, path: Option<&str>) -> LockedSkill {
         dependencies: Vec::new(),
         source,
         path: path.map(String::from),
+        signed_by: None,
     }
 }
 
@@ -446,4 +447,49 @@ fn dependency_edges_round_trip_and_must_be_whole() {
     refused("\"local-thing\", \"house-style\"", "sorted", at_edges);
     refused("\"code-review\"", "sorted", at_edges);
     refused("\"ghost\"", "depends on `ghost`", "name = \"code-review\"");
+}
+
+#[test]
+fn signed_by_round_trips_after_the_checksum_and_only_on_registry_entries() {
+    let mut lock = Lockfile::default();
+    for mut s in sample() {
+        if matches!(s.source, LockedSource::Registry { .. }) {
+            s.signed_by = Some("0123456789abcdef".into());
+        }
+        lock.upsert(s);
+    }
+    let text = lock.to_toml_string();
+    assert!(
+        text.contains(&format!(
+            "checksum = \"{}\"\nsigned-by = \"0123456789abcdef\"\n",
+            sum(b"code-review")
+        )),
+        "{text}"
+    );
+    assert_eq!(text.matches("signed-by").count(), 1, "{text}");
+    let back = parse(&text).unwrap();
+    assert_eq!(back, lock);
+    assert_eq!(back.to_toml_string(), text);
+    // A lock from before signatures reads as unsigned entries.
+    let old = text.replace("signed-by = \"0123456789abcdef\"\n", "");
+    let back = parse(&old).unwrap();
+    assert!(back.skills.iter().all(|s| s.signed_by.is_none()));
+    // The signing key changes nothing that is installed.
+    let (a, b) = (&lock.skills[0], &back.skills[0]);
+    assert!(!a.pins_other_than(b));
+
+    let good = format!("sha256:{}", "a".repeat(64));
+    for (source, value, wanted) in [
+        ("registry+https://r", "\"UPPER\"", "invalid `signed-by`"),
+        ("registry+https://r", "\"\"", "invalid `signed-by`"),
+        ("registry+https://r", "7", "`signed-by` must be a string"),
+        ("path+./x", "\"0123456789abcdef\"", "is not a registry source"),
+    ] {
+        let text = format!(
+            "version = 1\n[[skill]]\nname = \"a\"\nversion = \"1.0.0\"\nsource = \"{source}\"\nchecksum = \"{good}\"\nsigned-by = {value}\n"
+        );
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, 7, "{e}");
+        assert!(e.to_string().contains(wanted), "{e}");
+    }
 }

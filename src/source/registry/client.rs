@@ -21,6 +21,7 @@ use skillpm_core::protocol::{
     ErrorBody, IndexFile, OkResponse, OwnerList, OwnersChange, PackageVersion, PublishResponse,
     RegistryConfig, SearchResults, YankedQuery, YankedReply,
 };
+use skillpm_core::signing::{KeyError, Keyring};
 use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
@@ -102,6 +103,12 @@ pub enum RegistryError {
         #[source]
         source: url::ParseError,
     },
+    #[error("registry {host} sent an invalid response: config.json `keys`: {source}")]
+    BadKeys {
+        host: String,
+        #[source]
+        source: KeyError,
+    },
     #[error("registry {host} sent an invalid response: 304 to an unconditional request")]
     UnaskedNotModified { host: String },
     #[error("registry {host} needs an API token for this; run `skillpm login` or set one")]
@@ -172,6 +179,7 @@ pub struct RegistryClient {
     http: reqwest::Client,
     first: Arc<FirstAlone>,
     config: Arc<tokio::sync::OnceCell<RegistryConfig>>,
+    keyring: Arc<tokio::sync::OnceCell<Keyring>>,
 }
 
 impl std::fmt::Debug for RegistryClient {
@@ -240,6 +248,7 @@ impl RegistryClient {
             http,
             first: Arc::default(),
             config: Arc::new(tokio::sync::OnceCell::new()),
+            keyring: Arc::new(tokio::sync::OnceCell::new()),
         })
     }
 
@@ -275,6 +284,21 @@ impl RegistryClient {
                     }
                     Err(e) => Err(e),
                 }
+            })
+            .await
+    }
+
+    /// The keys `config.json` lists, checked once per client
+    /// ([`Keyring::new`]); empty for a registry that does not sign or
+    /// serves no `config.json`.
+    pub async fn keyring(&self) -> Result<&Keyring> {
+        self.keyring
+            .get_or_try_init(|| async {
+                let config = self.config().await?;
+                Keyring::new(&config.keys).map_err(|source| RegistryError::BadKeys {
+                    host: self.host.clone(),
+                    source,
+                })
             })
             .await
     }

@@ -1,6 +1,19 @@
 //! Registry sources: the sparse index (cached with `ETag`) and tarball
 //! downloads; [`client`] speaks the HTTP protocol, [`credentials`] keeps
 //! tokens.
+//!
+//! Signatures (`skillpm_core::signing`): every index this source reads,
+//! fresh or revalidated from the cache, has each entry checked against
+//! the keys the registry's `config.json` lists before anything uses it:
+//! an entry whose signature does not verify, or names a key the registry
+//! does not list or has revoked, fails the read, naming the entry and the
+//! key. An unsigned entry passes here; the lock decides whether it may
+//! be used ([`check_pins`]: an entry skills.lock records as signed must
+//! stay signed). A download first reads the package's index the same way
+//! (this run's copy when it has one) and requires the locked version's
+//! entry to list the locked checksum, and to be signed when the lock says
+//! it was; the key that signed it is remembered ([`RegistrySource::signer`])
+//! so the lock can record it.
 
 pub mod client;
 pub mod credentials;
@@ -37,6 +50,9 @@ pub struct RegistrySource {
     cache: Cache,
     clients: Mutex<HashMap<String, RegistryClient>>,
     seen: Mutex<HashMap<(String, String), Vec<IndexVersion>>>,
+    /// The key that signed each version downloaded this run (`None`:
+    /// unsigned), by registry, name and version.
+    signers: Mutex<HashMap<(String, SkillName, semver::Version), Option<String>>>,
     offline: bool,
     /// [`DOWNLOAD_BUDGET`], in KiB.
     budget: Arc<tokio::sync::Semaphore>,
@@ -48,6 +64,7 @@ impl RegistrySource {
             cache,
             clients: Mutex::new(HashMap::new()),
             seen: Mutex::new(HashMap::new()),
+            signers: Mutex::new(HashMap::new()),
             offline,
             budget: Arc::new(tokio::sync::Semaphore::new(
                 (DOWNLOAD_BUDGET / KIB) as usize,
@@ -76,6 +93,17 @@ impl RegistrySource {
         name: &SkillName,
     ) -> Result<Vec<IndexVersion>, SourceError> {
         self.index_versions(url, name, true).await
+    }
+
+    /// Whether the registry at `url` signs: its `config.json` lists a key
+    /// it has not revoked.
+    pub async fn signs(&self, url: &str) -> Result<bool, SourceError> {
+        let client = self.client(url)?;
+        let keyring = client.keyring().await.map_err(registry_err(format!(
+            "reading the signing keys of {}",
+            mask_userinfo(url)
+        )))?;
+        Ok(keyring.signs())
     }
 
     /// The yanked ones among `packages` of the registry at `url`, for the
@@ -135,7 +163,7 @@ impl RegistrySource {
             .ok()
             .and_then(cached_index);
         let client = self.client(url)?;
-        let versions = match client
+        let (versions, fresh) = match client
             .index(
                 name.as_str(),
                 cached.as_ref().map(|(etag, _)| etag.as_str()),
@@ -145,35 +173,141 @@ impl RegistrySource {
         {
             IndexResponse::NotModified => {
                 let body = cached.map(|(_, body)| body).unwrap_or_default();
-                serde_json::from_slice::<skillpm_core::protocol::IndexFile>(&body)
+                let index = serde_json::from_slice::<skillpm_core::protocol::IndexFile>(&body)
                     .map_err(|source| SourceError::CorruptIndex {
                         name: name.to_string(),
                         source,
-                    })?
-                    .versions
+                    })?;
+                (index.versions, None)
             }
-            IndexResponse::Fresh { index, etag, body } => {
-                // Best effort: a failed cache write only costs a refetch
-                // (the body is parsed before use), so no fsync here. An
-                // index without an ETag cannot be revalidated: not kept.
-                if let Some(e) = etag.filter(|e| keep_copy && !e.contains('\n')) {
-                    let mut text = Vec::with_capacity(e.len() + 1 + body.len());
-                    text.extend_from_slice(e.as_bytes());
-                    text.push(b'\n');
-                    text.extend_from_slice(&body);
-                    if let Some(dir) = path.parent() {
-                        let _ = std::fs::create_dir_all(dir);
-                    }
-                    let _ = crate::fs::replace_file(&path, &text);
-                }
-                index.versions
-            }
+            IndexResponse::Fresh { index, etag, body } => (index.versions, Some((etag, body))),
         };
+        // Checked on every read, the cached copy's too: the keys may have
+        // changed (a revocation) and the cache is on disk.
+        let keyring = client
+            .keyring()
+            .await
+            .map_err(registry_err(format!("reading the signing keys of {}", mask_userinfo(url))))?;
+        for v in &versions {
+            keyring.verify(v).map_err(|source| SourceError::Signature {
+                registry: mask_userinfo(url),
+                source,
+            })?;
+        }
+        // Best effort: a failed cache write only costs a refetch (the body
+        // is parsed and verified before use), so no fsync here. An index
+        // without an ETag cannot be revalidated: not kept.
+        if let Some((Some(e), body)) = fresh.filter(|_| keep_copy) {
+            if !e.contains('\n') {
+                let mut text = Vec::with_capacity(e.len() + 1 + body.len());
+                text.extend_from_slice(e.as_bytes());
+                text.push(b'\n');
+                text.extend_from_slice(&body);
+                if let Some(dir) = path.parent() {
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                let _ = crate::fs::replace_file(&path, &text);
+            }
+        }
         if let Ok(mut s) = self.seen.lock() {
             s.insert(key, versions.clone());
         }
         Ok(versions)
     }
+}
+
+impl RegistrySource {
+    /// Before a download: the locked version's index entry, verified as
+    /// every read is, must list the locked checksum and be signed if the
+    /// lock says it was. Records the key that signed it.
+    async fn check_locked(&self, url: &str, locked: &LockedSkill) -> Result<(), SourceError> {
+        let (name, version) = (&locked.name, &locked.version);
+        let versions = self.index_versions(url, name, true).await?;
+        let Some(entry) = versions.iter().find(|v| v.vers == *version) else {
+            return match &locked.signed_by {
+                // Nothing vouches for it any more.
+                Some(keyid) => Err(SourceError::SignedNotListed {
+                    name: name.to_string(),
+                    version: version.to_string(),
+                    registry: mask_userinfo(url),
+                    keyid: keyid.clone(),
+                }),
+                // As before signatures: the download's checksum decides.
+                None => Ok(()),
+            };
+        };
+        if entry.cksum != locked.checksum {
+            return Err(SourceError::IndexDisagrees {
+                name: name.to_string(),
+                version: version.to_string(),
+                registry: mask_userinfo(url),
+                locked: locked.checksum,
+                listed: entry.cksum,
+            });
+        }
+        check_pin(locked, url, entry)?;
+        let signer = entry.sig.as_ref().map(|s| s.keyid.clone());
+        if let Ok(mut s) = self.signers.lock() {
+            s.insert((url.to_string(), name.clone(), version.clone()), signer);
+        }
+        Ok(())
+    }
+
+    /// The key that signed `name@version` of `url` when it was downloaded
+    /// this run: `Some(None)` for an unsigned entry, `None` when it was not
+    /// downloaded.
+    pub fn signer(
+        &self,
+        url: &str,
+        name: &SkillName,
+        version: &semver::Version,
+    ) -> Option<Option<String>> {
+        let s = self.signers.lock().ok()?;
+        s.get(&(url.to_string(), name.clone(), version.clone()))
+            .cloned()
+    }
+}
+
+/// The trust-on-first-use pin: an entry of `url` for a skill the lock
+/// records as signed (by any key: keys rotate) must be signed too. Its
+/// signature itself was verified when the index was read.
+pub fn check_pin(old: &LockedSkill, url: &str, entry: &IndexVersion) -> Result<(), SourceError> {
+    let same_registry = matches!(&old.source, LockedSource::Registry { url: u } if u == url);
+    match (&old.signed_by, &entry.sig) {
+        (Some(keyid), None) if same_registry => Err(SourceError::UnsignedAfterSigned {
+            name: entry.name.to_string(),
+            version: entry.vers.to_string(),
+            registry: mask_userinfo(url),
+            keyid: keyid.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// [`check_pin`] for every registry entry of a new lock against the old
+/// lock's entry of the same name.
+pub fn check_pins(
+    old: &crate::project::lockfile::Lockfile,
+    new: &crate::project::lockfile::Lockfile,
+) -> Result<(), SourceError> {
+    for n in &new.skills {
+        let (LockedSource::Registry { url }, Some(o)) = (&n.source, old.get(&n.name)) else {
+            continue;
+        };
+        if let (Some(keyid), None, LockedSource::Registry { url: u }) =
+            (&o.signed_by, &n.signed_by, &o.source)
+        {
+            if u == url {
+                return Err(SourceError::UnsignedAfterSigned {
+                    name: n.name.to_string(),
+                    version: n.version.to_string(),
+                    registry: mask_userinfo(url),
+                    keyid: keyid.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A cached index copy is its `ETag`, a newline, then the body as served:
@@ -234,6 +368,7 @@ impl Source for RegistrySource {
                 path: None,
                 tree: None,
                 dependencies: Vec::new(),
+                signed_by: best.sig.as_ref().map(|s| s.keyid.clone()),
             },
             packed: None,
         })
@@ -244,6 +379,7 @@ impl Source for RegistrySource {
             unreachable!("RegistrySource is only handed registry packages")
         };
         let (name, version) = (&locked.name, &locked.version);
+        self.check_locked(url, locked).await?;
         let what = || registry_err(format!("downloading {name}@{version}"));
         let client = self.client(url)?;
         let resp = client

@@ -184,6 +184,7 @@ impl WellKnownSource {
                 path: None,
                 tree: None,
                 dependencies: Vec::new(),
+                signed_by: None,
             },
             packed: Some(m.tree),
         })

@@ -249,6 +249,17 @@ impl Registry {
         Registry::with(Serve::new(registry_exe()).data(data).quiet())
     }
 
+    /// Like [`Registry::start`], signing with the keys in `keys` (made by
+    /// [`registry_key`]).
+    pub fn start_signing(data: &Path, keys: &Path) -> Registry {
+        Registry::with(
+            Serve::new(registry_exe())
+                .data(data)
+                .args([std::ffi::OsStr::new("--keys"), keys.as_os_str()])
+                .quiet(),
+        )
+    }
+
     /// Like [`Registry::start`] (but logging to this stderr), with the
     /// server's open-files limit set to `limit`, 1024 being the soft limit
     /// most Linux services get by default.
@@ -280,6 +291,24 @@ impl std::ops::DerefMut for Registry {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.server
     }
+}
+
+/// `skillpm-registry key ARGS --dir KEYS`, which must succeed; its
+/// stdout, trimmed (the key id, for `generate` and `rotate`).
+pub fn registry_key(keys: &Path, args: &[&str]) -> String {
+    let out = Command::new(registry_exe())
+        .arg("key")
+        .args(args)
+        .arg("--dir")
+        .arg(keys)
+        .output()
+        .expect("skillpm-registry key");
+    assert!(
+        out.status.success(),
+        "key {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf8").trim().to_string()
 }
 
 // ------------------------------------------------------------- assertions
