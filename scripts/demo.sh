@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine, end to end:
-#   build -> start a registry on loopback (temp data dir) -> publish the
-#   example skills -> `add code-review@^1` in a new project -> `install
-#   --locked` into a fresh copy -> `status` (what the agent will see).
+#   build -> start a signing registry on loopback (temp data dir, its own
+#   key) -> publish the example skills -> `add code-review@^1` in a new
+#   project -> `install --locked` into a fresh copy -> `audit signatures`
+#   -> `status` (what the agent will see).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --workspace --quiet
@@ -16,8 +17,12 @@ mkdir -p "$HOME"
 
 step() { printf '\n== %s\n' "$*"; }
 
+step "a signing key for the registry (kept in $WORK/keys, never in its database)"
+"$BIN/skillpm-registry" key generate --dir "$WORK/keys"
+"$BIN/skillpm-registry" key list --dir "$WORK/keys"
+
 step "start skillpm-registry on 127.0.0.1 (data: $WORK/registry)"
-"$BIN/skillpm-registry" serve --data "$WORK/registry" --listen 127.0.0.1:0 >"$WORK/registry.log" 2>&1 &
+"$BIN/skillpm-registry" serve --data "$WORK/registry" --keys "$WORK/keys" --listen 127.0.0.1:0 >"$WORK/registry.log" 2>&1 &
 REG_PID=$!
 for _ in $(seq 100); do grep -q "listening on" "$WORK/registry.log" 2>/dev/null && break; sleep 0.05; done
 URL="$(grep -o 'http://[0-9.:]*' "$WORK/registry.log" | head -1)"
@@ -45,6 +50,8 @@ mkdir -p "$WORK/ci" && cp skills.toml skills.lock "$WORK/ci/"
 diff -r .agents/skills "$WORK/ci/.agents/skills" && echo "identical trees"
 cmp skills.lock "$WORK/ci/skills.lock" && echo "identical locks"
 "$BIN/skillpm" -C "$WORK/ci" verify
+step "every locked entry is signed by the registry's key"
+"$BIN/skillpm" -C "$WORK/ci" audit signatures
 
 step "skillpm status: what the agent will see"
 "$BIN/skillpm" -C "$WORK/ci" status

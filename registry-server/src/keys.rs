@@ -259,7 +259,10 @@ impl KeyDir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(e).with_context(|| {
-                    format!("key {id} is revoked, but {} could not be deleted", path.display())
+                    format!(
+                        "key {id} is revoked, but {} could not be deleted",
+                        path.display()
+                    )
                 })
             }
         }
@@ -269,8 +272,12 @@ impl KeyDir {
     /// The active key with its private half, checked against the keyring.
     pub fn active(&self) -> Result<Active> {
         let file = self.read_some()?;
-        self.load_active(&file)?
-            .with_context(|| format!("{} has no active key; run `skillpm-registry key rotate`", self.dir.display()))
+        self.load_active(&file)?.with_context(|| {
+            format!(
+                "{} has no active key; run `skillpm-registry key rotate`",
+                self.dir.display()
+            )
+        })
     }
 
     fn load_active(&self, file: &KeyringFile) -> Result<Option<Active>> {
@@ -278,14 +285,24 @@ impl KeyDir {
             return Ok(None);
         };
         let path = self.private_path(id);
-        let bytes = read_capped(&path)?
-            .with_context(|| format!("the private key of the active key {id} ({}) is missing", path.display()))?;
+        let bytes = read_capped(&path)?.with_context(|| {
+            format!(
+                "the private key of the active key {id} ({}) is missing",
+                path.display()
+            )
+        })?;
         let text = zeroize::Zeroizing::new(
-            String::from_utf8(bytes).with_context(|| format!("{} is not a PEM file", path.display()))?,
+            String::from_utf8(bytes)
+                .with_context(|| format!("{} is not a PEM file", path.display()))?,
         );
-        let key = SigningKey::from_pkcs8_pem(&text)
-            .map_err(|e| anyhow::anyhow!("{}: not an ed25519 PKCS#8 private key: {e}", path.display()))?;
-        let listed = file.keys.iter().find(|k| k.id == *id).map(|k| k.key.as_str());
+        let key = SigningKey::from_pkcs8_pem(&text).map_err(|e| {
+            anyhow::anyhow!("{}: not an ed25519 PKCS#8 private key: {e}", path.display())
+        })?;
+        let listed = file
+            .keys
+            .iter()
+            .find(|k| k.id == *id)
+            .map(|k| k.key.as_str());
         if listed != Some(signing::encode_key(&key.verifying_key()).as_str()) {
             bail!(
                 "{} is not the private half of key {id} in {KEYRING}",
@@ -432,7 +449,10 @@ pub async fn resign(meta: &dyn crate::store::MetaStore, dir: &KeyDir) -> Result<
         .filter(|k| k.algorithm == signing::ALGORITHM)
         .filter_map(|k| Some((k.id.as_str(), signing::decode_public(&k.key).ok()?)))
         .collect();
-    let rows = meta.signing_rows().await.context("cannot read the versions")?;
+    let rows = meta
+        .signing_rows()
+        .await
+        .context("cannot read the versions")?;
     let mut out = Resigned {
         keyid: active.id.clone(),
         signed: 0,

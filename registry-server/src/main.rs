@@ -294,7 +294,9 @@ async fn serve(args: ServeArgs) -> Result<()> {
         .or(cfg.file.listen)
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7878)));
     let keys = match args.keys.or_else(|| cfg.file.keys.clone()) {
-        Some(dir) => Some(std::sync::Arc::new(keys::Keys::open(keys::KeyDir::new(dir))?)),
+        Some(dir) => Some(std::sync::Arc::new(keys::Keys::open(keys::KeyDir::new(
+            dir,
+        ))?)),
         None => None,
     };
     let meta = cfg.open_meta().await?;

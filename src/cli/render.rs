@@ -132,7 +132,10 @@ pub fn signatures(a: &ops::SignatureAudit) -> String {
     let mut s = String::new();
     for c in &a.checks {
         let (state, detail) = match &c.signed {
-            ops::Signed::Verified { keyid, pinned: None } => ("verified", format!("key {keyid}")),
+            ops::Signed::Verified {
+                keyid,
+                pinned: None,
+            } => ("verified", format!("key {keyid}")),
             ops::Signed::Verified {
                 keyid,
                 pinned: Some(p),
@@ -149,7 +152,10 @@ pub fn signatures(a: &ops::SignatureAudit) -> String {
     let unsigned = a.count(|x| matches!(x, ops::Signed::Unsigned));
     let mut totals = match a.checks.len() {
         0 => "no registry skills in skills.lock".to_string(),
-        _ => format!("{verified} verified, {unsigned} unsigned, {} failed", a.failed()),
+        _ => format!(
+            "{verified} verified, {unsigned} unsigned, {} failed",
+            a.failed()
+        ),
     };
     if a.other > 0 {
         totals.push_str(&format!(

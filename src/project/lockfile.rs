@@ -185,7 +185,9 @@ pub enum LockfileErrorKind {
     BadTree { name: String, tree: String },
     #[error("skill `{name}` has `{key}`, which only well-known sources have; regenerate the lockfile with `skillpm install`")]
     WellKnownKeyElsewhere { name: String, key: &'static str },
-    #[error("skill `{name}` has `signed-by` but is not a registry source; remove the `signed-by` line")]
+    #[error(
+        "skill `{name}` has `signed-by` but is not a registry source; remove the `signed-by` line"
+    )]
     SignedByElsewhere { name: String },
     #[error("skill `{name}`: invalid `signed-by` `{}`: expected a key id of 1-64 lower-case letters and digits", show(.keyid))]
     BadSignedBy { name: String, keyid: String },

@@ -303,10 +303,10 @@ pub enum SourceError {
         registry: String,
         keyid: String,
     },
-    #[error("refusing {name}@{version} from {registry}: skills.lock says {locked}, but the registry's index lists {listed}")]
+    #[error("refusing {package} from {registry}: skills.lock says {locked}, but the registry's index lists {listed}")]
     IndexDisagrees {
-        name: String,
-        version: String,
+        /// `name@version`.
+        package: String,
         registry: String,
         locked: Checksum,
         listed: Checksum,

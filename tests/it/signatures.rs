@@ -23,7 +23,12 @@ fn signing_registry() -> (Registry, String, tempfile::TempDir) {
 }
 
 fn publish(f: &Fixture, reg: &Registry, name: &str, version: &str) {
-    let dir = f.package_src(name, version, &format!("The {name} skill"), &format!("{name} {version}"));
+    let dir = f.package_src(
+        name,
+        version,
+        &format!("The {name} skill"),
+        &format!("{name} {version}"),
+    );
     f.publish_to(reg, &dir);
 }
 
@@ -53,6 +58,9 @@ fn fresh_checkout(f: &Fixture) {
         let _ = std::fs::remove_dir_all(f.cache.join("skillpm").join(d));
     }
 }
+
+/// A change to one index entry.
+type Forge = dyn Fn(&mut serde_json::Value) + Send + Sync;
 
 /// `body` (an index) with `edit` applied to each version entry.
 fn edit_index(body: Vec<u8>, edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
@@ -93,7 +101,10 @@ fn add_verifies_pins_the_key_and_audit_passes() {
     let before = std::fs::read(f.project.join("skills.lock")).unwrap();
     fresh_checkout(&f);
     f.ok(&["install", "--locked"]);
-    assert_eq!(std::fs::read(f.project.join("skills.lock")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(f.project.join("skills.lock")).unwrap(),
+        before
+    );
     f.ok(&["verify"]);
 }
 
@@ -108,7 +119,11 @@ fn a_registry_without_keys_installs_unsigned_as_before() {
     assert!(locked(&f.project, "plain").get("signed-by").is_none());
     let out = f.skillpm(&["audit", "signatures"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("0 verified, 1 unsigned, 0 failed"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 verified, 1 unsigned, 0 failed"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -149,7 +164,7 @@ fn forged_entries_are_refused_with_nothing_written() {
     proxy.honest();
     f.ok(&["add", "code-review@^1"]);
     let other = "0123456789abcdef".to_string();
-    let forgeries: Vec<(Box<dyn Fn(&mut serde_json::Value) + Send + Sync>, Vec<String>)> = vec![
+    let forgeries: Vec<(Box<Forge>, Vec<String>)> = vec![
         (
             Box::new(|e| {
                 let sig = e["sig"]["sig"].as_str().unwrap().to_string();
@@ -188,8 +203,16 @@ fn forged_entries_are_refused_with_nothing_written() {
         run_refused(&f, &["install"], &m);
         let out = f.skillpm(&["audit", "signatures"]);
         assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-        assert!(stdout(&out).contains("FAILED    code-review 1.0.0"), "{}", stdout(&out));
-        assert!(stdout(&out).contains("0 verified, 0 unsigned, 1 failed"), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains("FAILED    code-review 1.0.0"),
+            "{}",
+            stdout(&out)
+        );
+        assert!(
+            stdout(&out).contains("0 verified, 0 unsigned, 1 failed"),
+            "{}",
+            stdout(&out)
+        );
     }
 
     // config.json marking the key revoked, or listing another key under
@@ -232,7 +255,10 @@ fn an_unsigned_entry_after_a_signed_lock_is_refused() {
     use_registry(&mut f, &proxy.url());
     f.ok(&["init"]);
     f.ok(&["add", "notes@^1"]);
-    assert_eq!(locked(&f.project, "notes")["signed-by"].as_str(), Some(id.as_str()));
+    assert_eq!(
+        locked(&f.project, "notes")["signed-by"].as_str(),
+        Some(id.as_str())
+    );
     publish(&f, &reg, "notes", "1.1.0");
 
     // Signatures and keys stripped, as from a registry that never signed.
@@ -299,8 +325,14 @@ fn rotation_and_revocation_keep_locks_installable_and_update_the_pin() {
     let b = registry_key(&keys, &["rotate"]);
     publish(&dev, &reg, "beta", "1.0.0");
     dev.ok(&["add", "beta@^1"]);
-    assert_eq!(locked(&dev.project, "alpha")["signed-by"].as_str(), Some(a.as_str()));
-    assert_eq!(locked(&dev.project, "beta")["signed-by"].as_str(), Some(b.as_str()));
+    assert_eq!(
+        locked(&dev.project, "alpha")["signed-by"].as_str(),
+        Some(a.as_str())
+    );
+    assert_eq!(
+        locked(&dev.project, "beta")["signed-by"].as_str(),
+        Some(b.as_str())
+    );
 
     // A fresh checkout of that lock installs both: A is still listed.
     let ci = Fixture::new();
@@ -318,12 +350,22 @@ fn rotation_and_revocation_keep_locks_installable_and_update_the_pin() {
     registry_key(&keys, &["resign", "--data", data.to_str().unwrap()]);
     install_until_it_passes(&ci);
     // The pin follows the rotation: alpha is now recorded as signed by B.
-    assert_eq!(locked(&ci.project, "alpha")["signed-by"].as_str(), Some(b.as_str()));
-    assert_eq!(locked(&ci.project, "beta")["signed-by"].as_str(), Some(b.as_str()));
+    assert_eq!(
+        locked(&ci.project, "alpha")["signed-by"].as_str(),
+        Some(b.as_str())
+    );
+    assert_eq!(
+        locked(&ci.project, "beta")["signed-by"].as_str(),
+        Some(b.as_str())
+    );
     ci.ok(&["verify"]);
     let out = ci.skillpm(&["audit", "signatures"]);
     assert!(out.status.success(), "{}", stdout(&out));
-    assert!(stdout(&out).contains("2 verified, 0 unsigned, 0 failed"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("2 verified, 0 unsigned, 0 failed"),
+        "{}",
+        stdout(&out)
+    );
 
     // The dev project's lock still names A: audit says the key rotated
     // and passes, an update records B.
@@ -335,5 +377,8 @@ fn rotation_and_revocation_keep_locks_installable_and_update_the_pin() {
         stdout(&out)
     );
     dev.ok(&["update"]);
-    assert_eq!(locked(&dev.project, "alpha")["signed-by"].as_str(), Some(b.as_str()));
+    assert_eq!(
+        locked(&dev.project, "alpha")["signed-by"].as_str(),
+        Some(b.as_str())
+    );
 }

@@ -66,7 +66,10 @@ pub fn message(
     cksum: &Checksum,
     deps: &[IndexDep],
 ) -> Vec<u8> {
-    let mut lines: Vec<String> = deps.iter().map(|d| format!("{} {}", d.name, d.req)).collect();
+    let mut lines: Vec<String> = deps
+        .iter()
+        .map(|d| format!("{} {}", d.name, d.req))
+        .collect();
     lines.sort();
     let mut out = format!("{CONTEXT}\n{name}\n{vers}\n{cksum}\n");
     for l in lines {
@@ -166,7 +169,9 @@ pub enum SignatureError {
         vers: String,
         keyid: String,
     },
-    #[error("{name}@{vers} is signed by key {keyid}, which the registry's config.json does not list")]
+    #[error(
+        "{name}@{vers} is signed by key {keyid}, which the registry's config.json does not list"
+    )]
     UnknownKey {
         name: String,
         vers: String,

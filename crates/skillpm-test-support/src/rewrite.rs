@@ -36,7 +36,8 @@ impl RewriteProxy {
         let (shared, upstream) = (rewrite.clone(), upstream.trim_end_matches('/').to_string());
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
-                let (rewrite, target, upstream) = (shared.clone(), target.clone(), upstream.clone());
+                let (rewrite, target, upstream) =
+                    (shared.clone(), target.clone(), upstream.clone());
                 std::thread::spawn(move || {
                     let f = rewrite.lock().expect("rewrite").clone();
                     let mine = format!("http://{addr}");
@@ -143,7 +144,13 @@ fn serve(
     let mut up = TcpStream::connect(target)?;
     let mut req = format!("{line}\r\nHost: {target}\r\nConnection: close\r\n");
     for (k, v) in &headers {
-        let skip = ["host", "connection", "if-none-match", "content-length", "transfer-encoding"];
+        let skip = [
+            "host",
+            "connection",
+            "if-none-match",
+            "content-length",
+            "transfer-encoding",
+        ];
         if !skip.iter().any(|s| k.eq_ignore_ascii_case(s)) {
             req.push_str(&format!("{k}: {v}\r\n"));
         }

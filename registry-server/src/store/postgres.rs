@@ -12,8 +12,7 @@
 
 use super::{
     newest_listed, now, search_words, token_hash, vers_key, Dump, Generations, MetaStore,
-    NewSignature, NewVersion, SearchRow, SigningRow, StoreError, StoreResult, TokenRow,
-    VersionRow,
+    NewSignature, NewVersion, SearchRow, SigningRow, StoreError, StoreResult, TokenRow, VersionRow,
 };
 use crate::typosquat;
 use anyhow::Context;

@@ -659,7 +659,8 @@ async fn migrate_copies_an_embedded_registry_of_200_versions() {
         "the dependencies came along"
     );
     assert_eq!(
-        json["versions"][0]["sig"]["keyid"], keyid.as_str(),
+        json["versions"][0]["sig"]["keyid"],
+        keyid.as_str(),
         "the signatures came along (and the index bytes above are the same)"
     );
     let (_, _, json) = index(&reps[0].url, "skill-03").await;

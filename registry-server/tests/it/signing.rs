@@ -122,7 +122,11 @@ async fn publish_signs_with_the_active_key_and_the_private_key_stays_out_of_the_
     assert!(cfg.keys[0].revoked.is_none());
     for name in ["base", "top"] {
         let got = signers(&s.url, name).await;
-        assert_eq!(got, vec![("1.0.0".to_string(), Ok(Some(id.clone())))], "{name}");
+        assert_eq!(
+            got,
+            vec![("1.0.0".to_string(), Ok(Some(id.clone())))],
+            "{name}"
+        );
     }
     // The signature covers the dependencies the index lists.
     let mut entry = index(&s.url, "top").await.versions.remove(0);
@@ -193,8 +197,14 @@ async fn rotate_revoke_and_resign() {
         ]
     );
     let listed = key_ok(&["list"], &keys);
-    assert!(listed.contains(&format!("{a}\ted25519\t")) && listed.contains("\tvalid"), "{listed}");
-    assert!(listed.lines().last().unwrap().ends_with("active"), "{listed}");
+    assert!(
+        listed.contains(&format!("{a}\ted25519\t")) && listed.contains("\tvalid"),
+        "{listed}"
+    );
+    assert!(
+        listed.lines().last().unwrap().ends_with("active"),
+        "{listed}"
+    );
 
     // The active key cannot be revoked, nor an unknown one.
     let out = key(&["revoke", &b], &keys);
@@ -208,12 +218,18 @@ async fn rotate_revoke_and_resign() {
 
     // Revoking A: config.json marks it, and what it signed is refused.
     key_ok(&["revoke", &a], &keys);
-    assert!(!keys.join(format!("{a}.pem")).exists(), "private half deleted");
+    assert!(
+        !keys.join(format!("{a}.pem")).exists(),
+        "private half deleted"
+    );
     let cfg = config(&s.url).await;
     let listed_a = cfg.keys.iter().find(|k| k.id == a).unwrap();
     assert!(listed_a.revoked.is_some());
     let got = signers(&s.url, "notes").await;
-    assert!(matches!(got[0].1, Err(SignatureError::Revoked { .. })), "{got:?}");
+    assert!(
+        matches!(got[0].1, Err(SignatureError::Revoked { .. })),
+        "{got:?}"
+    );
     assert_eq!(got[1].1, Ok(Some(b.clone())));
 
     // Resign signs it with B (the server serves it within its polling).
@@ -231,7 +247,9 @@ async fn rotate_revoke_and_resign() {
     );
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
-        said.contains(&format!("re-signed 1 version(s) with key {b}; 1 already signed by it")),
+        said.contains(&format!(
+            "re-signed 1 version(s) with key {b}; 1 already signed by it"
+        )),
         "{said}"
     );
     index_until(&s.url, "notes", |i| {
@@ -241,7 +259,10 @@ async fn rotate_revoke_and_resign() {
     })
     .await;
     let got = signers(&s.url, "notes").await;
-    assert!(got.iter().all(|(_, r)| *r == Ok(Some(b.clone()))), "{got:?}");
+    assert!(
+        got.iter().all(|(_, r)| *r == Ok(Some(b.clone()))),
+        "{got:?}"
+    );
 
     // A row altered in the database since it was signed is not signed
     // again: resign names it and fails.

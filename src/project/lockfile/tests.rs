@@ -483,7 +483,11 @@ fn signed_by_round_trips_after_the_checksum_and_only_on_registry_entries() {
         ("registry+https://r", "\"UPPER\"", "invalid `signed-by`"),
         ("registry+https://r", "\"\"", "invalid `signed-by`"),
         ("registry+https://r", "7", "`signed-by` must be a string"),
-        ("path+./x", "\"0123456789abcdef\"", "is not a registry source"),
+        (
+            "path+./x",
+            "\"0123456789abcdef\"",
+            "is not a registry source",
+        ),
     ] {
         let text = format!(
             "version = 1\n[[skill]]\nname = \"a\"\nversion = \"1.0.0\"\nsource = \"{source}\"\nchecksum = \"{good}\"\nsigned-by = {value}\n"

@@ -184,10 +184,10 @@ impl RegistrySource {
         };
         // Checked on every read, the cached copy's too: the keys may have
         // changed (a revocation) and the cache is on disk.
-        let keyring = client
-            .keyring()
-            .await
-            .map_err(registry_err(format!("reading the signing keys of {}", mask_userinfo(url))))?;
+        let keyring = client.keyring().await.map_err(registry_err(format!(
+            "reading the signing keys of {}",
+            mask_userinfo(url)
+        )))?;
         for v in &versions {
             keyring.verify(v).map_err(|source| SourceError::Signature {
                 registry: mask_userinfo(url),
@@ -238,8 +238,7 @@ impl RegistrySource {
         };
         if entry.cksum != locked.checksum {
             return Err(SourceError::IndexDisagrees {
-                name: name.to_string(),
-                version: version.to_string(),
+                package: format!("{name}@{version}"),
                 registry: mask_userinfo(url),
                 locked: locked.checksum,
                 listed: entry.cksum,

@@ -308,7 +308,10 @@ pub fn registry_key(keys: &Path, args: &[&str]) -> String {
         "key {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("utf8").trim().to_string()
+    String::from_utf8(out.stdout)
+        .expect("utf8")
+        .trim()
+        .to_string()
 }
 
 // ------------------------------------------------------------- assertions

@@ -75,7 +75,10 @@ fn a_signed_entry_verifies_and_any_change_to_a_signed_field_does_not() {
     let ring = Keyring::new(&[public(&k)]).unwrap();
     assert!(ring.signs());
     let good = signed(&k, entry(vec![dep("lint", "^1")]));
-    assert_eq!(ring.verify(&good).unwrap(), Some(key_id(&k.verifying_key()).as_str()));
+    assert_eq!(
+        ring.verify(&good).unwrap(),
+        Some(key_id(&k.verifying_key()).as_str())
+    );
     // Unsigned: no error here (the lock decides whether that is allowed).
     assert_eq!(ring.verify(&entry(vec![])).unwrap(), None);
 
@@ -104,7 +107,10 @@ fn a_signed_entry_verifies_and_any_change_to_a_signed_field_does_not() {
     let stranger = signed(&key(2), entry(vec![]));
     let e = ring.verify(&stranger).unwrap_err();
     assert!(matches!(e, SignatureError::UnknownKey { .. }), "{e}");
-    assert!(e.to_string().starts_with("code-review@1.2.0-rc.1+build.5 "), "{e}");
+    assert!(
+        e.to_string().starts_with("code-review@1.2.0-rc.1+build.5 "),
+        "{e}"
+    );
 }
 
 #[test]
@@ -181,10 +187,7 @@ fn key_lists_are_checked_before_use() {
     let k = key(1);
     let good = public(&k);
     let too_many: Vec<PublicKey> = (0..=MAX_KEYS as u8).map(|i| public(&key(i))).collect();
-    assert!(matches!(
-        Keyring::new(&too_many),
-        Err(KeyError::TooMany(_))
-    ));
+    assert!(matches!(Keyring::new(&too_many), Err(KeyError::TooMany(_))));
     assert!(matches!(
         Keyring::new(&[good.clone(), good.clone()]),
         Err(KeyError::Duplicate(_))
@@ -194,15 +197,30 @@ fn key_lists_are_checked_before_use() {
         f(&mut p);
         Keyring::new(&[p]).unwrap_err()
     };
-    assert!(matches!(with(&|p| p.id = "UPPER".into()), KeyError::BadId { .. }));
-    assert!(matches!(with(&|p| p.id = String::new()), KeyError::BadId { .. }));
-    assert!(matches!(with(&|p| p.id = "a".repeat(65)), KeyError::BadId { .. }));
-    assert!(matches!(with(&|p| p.key = "%%%".into()), KeyError::BadKey { .. }));
+    assert!(matches!(
+        with(&|p| p.id = "UPPER".into()),
+        KeyError::BadId { .. }
+    ));
+    assert!(matches!(
+        with(&|p| p.id = String::new()),
+        KeyError::BadId { .. }
+    ));
+    assert!(matches!(
+        with(&|p| p.id = "a".repeat(65)),
+        KeyError::BadId { .. }
+    ));
+    assert!(matches!(
+        with(&|p| p.key = "%%%".into()),
+        KeyError::BadKey { .. }
+    ));
     assert!(matches!(
         with(&|p| p.key = STANDARD.encode([1u8; 31])),
         KeyError::BadKey { .. }
     ));
-    assert!(matches!(with(&|p| p.key = "A".repeat(100_000)), KeyError::BadKey { .. }));
+    assert!(matches!(
+        with(&|p| p.key = "A".repeat(100_000)),
+        KeyError::BadKey { .. }
+    ));
     // The identity point: a weak key anyone can forge for.
     let mut identity = [0u8; 32];
     identity[0] = 1;

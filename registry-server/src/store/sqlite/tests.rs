@@ -46,7 +46,10 @@ async fn a_database_from_before_deps_opens_and_takes_them() {
     assert_eq!(rows[0].deps, deps);
     assert_eq!(rows[0].sig_key.as_deref(), Some("0123456789abcdef"));
     let (_, rows) = db.index_rows("base").await.unwrap();
-    assert_eq!((rows[0].sig_key.as_deref(), rows[0].sig.as_deref()), (None, None));
+    assert_eq!(
+        (rows[0].sig_key.as_deref(), rows[0].sig.as_deref()),
+        (None, None)
+    );
     let dump = db.dump().await.unwrap();
     let top = dump.versions.iter().find(|v| v.name == "top").unwrap();
     assert_eq!(top.deps, deps, "migrate carries dependencies");
