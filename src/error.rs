@@ -72,6 +72,20 @@ pub enum Error {
     NotPublishable { dir: PathBuf, why: String },
     #[error("{}: {detail}", path.display())]
     BadImport { path: PathBuf, detail: String },
+    #[error(transparent)]
+    AuditScan(#[from] skillpm_core::audit::ScanError),
+    #[error("{0}")]
+    NothingToAudit(String),
+    /// The install gate: a critical finding nobody accepted.
+    #[error("refusing to install {skill}: {rule} (critical) at {file}:{line}: {message}{more}; if you have reviewed it, pass --allow {rule}@{skill} or waive it in skills.toml [audit.waive]")]
+    AuditBlocked {
+        skill: String,
+        rule: &'static str,
+        file: String,
+        line: usize,
+        message: String,
+        more: String,
+    },
     #[error("no cache directory: set XDG_CACHE_HOME or HOME")]
     NoCacheDir,
     #[error("no config directory: set HOME")]

@@ -23,4 +23,4 @@ mod parallel;
 
 pub use cache::Cache;
 pub use install::MARKER;
-pub use skillpm_core::{archive, checksum, name, platform, protocol, publish, skill, text};
+pub use skillpm_core::{archive, audit, checksum, name, platform, protocol, publish, skill, text};

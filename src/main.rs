@@ -4,7 +4,9 @@ mod cli;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use cli::args::{AuditCommand, CacheAction, Cli, Command, OwnerAction, PackageCommand};
+use cli::args::{
+    AuditCommand, AuditFormat, CacheAction, Cli, Command, OwnerAction, PackageCommand,
+};
 use cli::output::{eprint_line, note, one_line, print, write_stdout, Exit};
 use cli::{progress::CliReporter, render};
 use skillpm::engine::{catalog, config::Environment, load, validate};
@@ -99,7 +101,34 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Package(p) => return package_command(p, &env, cli.quiet),
         Command::Audit {
-            command: AuditCommand::Signatures { global },
+            command: None,
+            paths,
+            format,
+            fail_on,
+            allow,
+            global,
+        } => {
+            let report = ops::audit(&env, &global_opts(global), &paths, &allow, fail_on)?;
+            match format {
+                AuditFormat::Human => print(&cli::audit::human(&report))?,
+                AuditFormat::Json => print(&render::json(&report)?)?,
+                AuditFormat::Sarif => print(&render::json(&cli::audit::sarif(&report, &env.cwd))?)?,
+            }
+            let failing = report.failing();
+            if failing > 0 {
+                eprint_line(&format!(
+                    "error: {failing} finding{} at or above {} stand{}; review {}, then fix or waive (skills.toml [audit.waive])",
+                    if failing == 1 { "" } else { "s" },
+                    report.fail_on,
+                    if failing == 1 { "s" } else { "" },
+                    if failing == 1 { "it" } else { "them" },
+                ));
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Audit {
+            command: Some(AuditCommand::Signatures { global }),
+            ..
         } => {
             let audit = ops::audit_signatures(&env, &global_opts(global))?;
             print(&render::signatures(&audit))?;

@@ -91,10 +91,34 @@ pub enum Command {
     },
     #[command(flatten)]
     Package(PackageCommand),
-    /// Audit what is installed.
+    /// Check skills for what could harm whoever installs them: hidden text,
+    /// remote code run blind, credential theft, writes to agent config.
+    ///
+    /// Scans every file of each skill with the rules the registry also runs
+    /// at publish; findings skills.toml's [audit.waive] accepts are shown
+    /// with their reason and do not count. `audit signatures` verifies
+    /// registry signatures instead.
+    #[command(args_conflicts_with_subcommands = true)]
     Audit {
         #[command(subcommand)]
-        command: AuditCommand,
+        command: Option<AuditCommand>,
+        /// Skill directories, or directories holding skills (default: every
+        /// skill the project's lock installs).
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = AuditFormat::Human)]
+        format: AuditFormat,
+        /// Exit 1 when a finding at or above this severity stands: note,
+        /// warning, error or critical (default: skills.toml's [audit]
+        /// fail-on, else error).
+        #[arg(long, value_name = "SEVERITY", value_parser = parse_severity)]
+        fail_on: Option<skillpm::audit::Severity>,
+        /// Accept RULE's findings in SKILL this once (RULE@SKILL; repeatable).
+        #[arg(long, value_name = "RULE@SKILL", value_parser = parse_allow)]
+        allow: Vec<skillpm::project::manifest::Allow>,
+        /// Use the user manifest (~/.agents/skills) instead of the project's.
+        #[arg(long, short = 'g')]
+        global: bool,
     },
     /// Print a shell's completion script on stdout.
     ///
@@ -399,6 +423,10 @@ pub struct InstallFlags {
     /// Use the user manifest and install into ~/.agents/skills.
     #[arg(long, short = 'g')]
     pub global: bool,
+    /// Install despite RULE's critical audit findings in SKILL, after you
+    /// reviewed them (RULE@SKILL; repeatable).
+    #[arg(long, value_name = "RULE@SKILL", value_parser = parse_allow)]
+    pub allow: Vec<skillpm::project::manifest::Allow>,
 }
 
 impl InstallFlags {
@@ -408,8 +436,28 @@ impl InstallFlags {
             frozen: self.frozen,
             global: self.global,
             cache_dir: None,
+            allow: self.allow.clone(),
         }
     }
+}
+
+fn parse_allow(s: &str) -> Result<skillpm::project::manifest::Allow, String> {
+    skillpm::project::manifest::Allow::parse(s)
+}
+
+fn parse_severity(s: &str) -> Result<skillpm::audit::Severity, String> {
+    s.parse()
+        .map_err(|_| format!("`{s}` is not a severity; use note, warning, error or critical"))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuditFormat {
+    /// One line per finding, then a summary.
+    Human,
+    /// Every skill with its findings, as JSON.
+    Json,
+    /// SARIF 2.1.0, for code scanning tools.
+    Sarif,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

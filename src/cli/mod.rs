@@ -2,6 +2,7 @@
 //! progress. The library never prints; these do.
 
 pub mod args;
+pub mod audit;
 pub mod docs;
 pub mod find;
 pub mod output;

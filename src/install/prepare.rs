@@ -41,6 +41,13 @@ pub struct Staged {
     pub from_cache: bool,
 }
 
+impl Staged {
+    /// The staged tree, for checks before it is swapped in.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
 /// Where a needed package's bytes are found before its source is asked.
 enum Local {
     /// Made while resolving, this run, and hashed then: not "from cache".

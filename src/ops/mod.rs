@@ -3,6 +3,7 @@
 //! data for the CLI to print. Nothing here draws to the terminal.
 
 mod add;
+mod audit;
 mod graph;
 mod import;
 mod init;
@@ -14,6 +15,7 @@ mod sync;
 mod verify;
 
 pub use add::{add, choice_listing, AddRequest, Selection};
+pub use audit::{audit, Acceptance, AuditReport, Checked, SkillReport};
 pub use graph::{graph, Graph, GraphNode, TreeLine};
 pub use import::{folder_hash, import, Imported, VERCEL_LOCK};
 pub use init::{init, Initialized};
@@ -43,6 +45,8 @@ pub struct Options {
     pub global: bool,
     /// Cache directory; `None` means the default.
     pub cache_dir: Option<PathBuf>,
+    /// Critical audit findings accepted for this run (`--allow`).
+    pub allow: Vec<crate::project::manifest::Allow>,
 }
 
 impl Options {

@@ -228,6 +228,12 @@ impl<'a> Run<'a> {
             ))?;
         }
         let Prepared { trees, not_cached } = prepared;
+        // The audit gate: after staging, before anything moves in.
+        let accept = super::audit::Acceptance {
+            policy: manifest.audit.clone(),
+            allow: self.opts.allow.clone(),
+        };
+        super::audit::gate(&self.workers, &trees, &accept, reporter)?;
         // The keys that signed what was downloaded: a first signature is
         // pinned, a rotated key recorded.
         let new = self.signed(new);

@@ -20,6 +20,9 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml_edit::{Document, DocumentMut, InlineTable, Item, Key, Value};
 
+mod audit;
+pub use audit::{Allow, AuditPolicy, Waiver};
+
 /// The parsed, validated manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Manifest {
@@ -34,6 +37,8 @@ pub struct Manifest {
     /// `[sources] github`: the base the `owner/repo` shorthand expands
     /// against; `None` means [`spec::DEFAULT_GITHUB_BASE`].
     pub github_base: Option<String>,
+    /// `[audit]`: what `skillpm audit` fails on, and accepted findings.
+    pub audit: AuditPolicy,
 }
 
 /// One entry of `[skills]`.
@@ -163,6 +168,8 @@ pub enum ManifestErrorKind {
     },
     #[error("[sources] github: {0}; give a base URL like \"https://github.com\"")]
     BadGitHubBase(#[source] SpecError),
+    #[error("[audit] {0}")]
+    Audit(String),
 }
 
 /// The registry that needs no `[registries]` entry: its URL comes from the
@@ -271,6 +278,10 @@ impl Manifest {
                     .map_err(|e| cx.at(k, v, ManifestErrorKind::BadGitHubBase(e)))?;
                 m.github_base = Some(base.to_string());
             }
+        }
+
+        if let Some((key, item)) = root.get_key_value("audit") {
+            m.audit = audit::parse(&cx, key, item)?;
         }
 
         if let Some((key, item)) = root.get_key_value("install") {

@@ -10,6 +10,7 @@ mod add_kill;
 mod add_many;
 mod add_registry;
 mod agents;
+mod audit;
 mod converge;
 mod dependencies;
 mod engine_cli;

@@ -45,6 +45,54 @@ mod tests;
 pub use rules::RULES;
 pub use walk::{MAX_FILES, MAX_FILE_BYTES};
 
+/// Names of widely installed public skills (anthropics/skills,
+/// openai/skills, obra/superpowers), for the name-imitation rule: a new
+/// skill one or two edits from one of these, or one dressed up as it
+/// (`pdf-official`), is worth a second look. The client and the registry
+/// pass these as [`Context::known_names`].
+pub const WELL_KNOWN_NAMES: &[&str] = &[
+    "algorithmic-art",
+    "brainstorming",
+    "brand-guidelines",
+    "canvas-design",
+    "claude-api",
+    "create-plan",
+    "dispatching-parallel-agents",
+    "doc-coauthoring",
+    "docx",
+    "executing-plans",
+    "finishing-a-development-branch",
+    "frontend-design",
+    "gh-address-comments",
+    "gh-fix-ci",
+    "internal-comms",
+    "linear",
+    "mcp-builder",
+    "notion-knowledge-capture",
+    "notion-meeting-intelligence",
+    "notion-research-documentation",
+    "notion-spec-to-implementation",
+    "pdf",
+    "pptx",
+    "receiving-code-review",
+    "requesting-code-review",
+    "skill-creator",
+    "skill-installer",
+    "slack-gif-creator",
+    "subagent-driven-development",
+    "systematic-debugging",
+    "test-driven-development",
+    "theme-factory",
+    "using-git-worktrees",
+    "using-superpowers",
+    "verification-before-completion",
+    "web-artifacts-builder",
+    "webapp-testing",
+    "writing-plans",
+    "writing-skills",
+    "xlsx",
+];
+
 /// How much a finding matters. Ordered: `Note` is the lowest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
