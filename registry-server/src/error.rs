@@ -35,6 +35,10 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("the upload is larger than this registry's limit of {0} bytes")]
     UploadTooLarge(u64),
+    /// The audit found what blocks an install (`skillpm_core::audit`):
+    /// each critical finding, one per line's worth, in the text.
+    #[error("refused by the audit: {0}")]
+    AuditRefused(String),
     /// The upload is not a package this registry accepts, or unpacking it
     /// failed on our side.
     #[error("package: {0}")]
@@ -74,6 +78,7 @@ impl ApiError {
             ApiError::NoEndpoint => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UploadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::AuditRefused(_) => StatusCode::FORBIDDEN,
             ApiError::Package(e) => unpack_status(e),
             ApiError::Store(e) => store_status(e),
             ApiError::MissingBlob { .. } | ApiError::Internal { .. } => {

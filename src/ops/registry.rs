@@ -112,6 +112,25 @@ pub fn prepare_publish(dir: &Path, version: Option<&semver::Version>) -> Result<
         Some(bytes) => skillpm_core::publish::dependencies(bytes, &identity.name)
             .map_err(|r| refused(skillpm_core::publish::joined(&r)))?,
     };
+    // The registry's audit, on the files as packed: a critical finding
+    // would be refused there (403), so it is refused here first.
+    let scratch = tempfile::tempdir().map_err(Error::io(&std::env::temp_dir()))?;
+    let unpacked = archive::unpack_to_new_dir(&tarball, None, scratch.path(), &limits)
+        .map_err(crate::source::SourceError::from)?;
+    let cx = skillpm_core::audit::Context {
+        known_names: skillpm_core::audit::WELL_KNOWN_NAMES,
+    };
+    let critical: Vec<String> = skillpm_core::audit::scan_dir(unpacked.path(), &cx)?
+        .into_iter()
+        .filter(|f| f.severity == skillpm_core::audit::Severity::Critical)
+        .map(|f| format!("{} at {}:{}: {}", f.rule, f.file, f.line, f.message))
+        .collect();
+    if !critical.is_empty() {
+        return Err(refused(format!(
+            "the registry's audit refuses it: {}",
+            critical.join("; ")
+        )));
+    }
     Ok(Publishable {
         identity,
         deps,

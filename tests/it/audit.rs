@@ -283,3 +283,43 @@ fn sarif_passes_the_reference_validator() {
     let errors: Vec<&str> = said.lines().filter(|l| l.contains(": error ")).collect();
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+/// The book's rule reference lists every rule with its severity and
+/// confidence, so it cannot fall behind the rules.
+#[test]
+fn the_book_lists_every_rule() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/reference/audit-rules.md"),
+    )
+    .unwrap();
+    for r in skillpm::audit::RULES {
+        let row = format!("| `{}` | {} | {} |", r.id, r.severity, r.confidence);
+        assert!(
+            page.contains(&row),
+            "docs/src/reference/audit-rules.md lacks {row}"
+        );
+    }
+}
+
+/// `publish` runs the registry's audit before anything leaves the
+/// machine, `--dry-run` included.
+#[test]
+fn publish_refuses_what_the_registry_audit_would() {
+    let f = Fixture::new();
+    let src = skills(&f);
+    for dry in [true, false] {
+        let mut args = vec!["publish", "--version", "1.0.0"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let dir = src.join("evil").display().to_string();
+        args.push(&dir);
+        let out = f.skillpm(&args);
+        assert!(!out.status.success());
+        let err = stderr(&out);
+        assert!(
+            err.contains("the registry's audit refuses it: encoded-exec at SKILL.md:7"),
+            "{err}"
+        );
+    }
+}

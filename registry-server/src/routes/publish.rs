@@ -3,7 +3,8 @@
 //! Order matters: authenticate before reading the body, cap the body while
 //! reading it, unpack with the client's own hardened unpacker (so the
 //! server accepts exactly what clients can install), validate `SKILL.md`,
-//! check `skill.toml`'s dependencies against this registry, refuse doomed
+//! check `skill.toml`'s dependencies against this registry, run the audit
+//! (a critical finding is refused), refuse doomed
 //! uploads before storing anything, store the blob durably, and only then
 //! commit the row that makes the version visible.
 
@@ -18,6 +19,7 @@ use axum::http::{header::CONTENT_LENGTH, HeaderMap};
 use axum::Json;
 use http_body_util::BodyExt;
 use skillpm_core::archive::{unpack_to_new_dir, Limits};
+use skillpm_core::audit;
 use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 use skillpm_core::protocol::{IndexDep, PublishResponse};
@@ -241,6 +243,22 @@ fn inspect(
     let identity =
         publish::check(&doc, given).map_err(|r| ApiError::BadRequest(publish::joined(&r)))?;
     let (skill_name, vers) = (identity.name, identity.version);
+    // The client's install gate, run before anything is stored: what it
+    // would refuse to install is refused here (403), every critical
+    // finding named.
+    let cx = audit::Context {
+        known_names: audit::WELL_KNOWN_NAMES,
+    };
+    let findings = audit::scan_dir(dir.path(), &cx)
+        .map_err(|e| ApiError::internal("auditing the upload", e))?;
+    let critical: Vec<String> = findings
+        .iter()
+        .filter(|f| f.severity == audit::Severity::Critical)
+        .map(|f| format!("{} at {}:{}: {}", f.rule, f.file, f.line, f.message))
+        .collect();
+    if !critical.is_empty() {
+        return Err(ApiError::AuditRefused(critical.join("; ")));
+    }
     let deps = match root_file(dir.path(), publish::SKILL_TOML) {
         None => Vec::new(),
         Some(path) => {
