@@ -184,7 +184,9 @@ fn find_skills(dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf)>) {
     let mut subdirs: Vec<PathBuf> = entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        // Hidden directories too (openai/skills keeps its skills in
+        // `.system` and `.curated`), but not a repository's own `.git`.
+        .filter(|e| e.file_name() != ".git")
         .map(|e| e.path())
         .collect();
     subdirs.sort();

@@ -187,6 +187,20 @@ fn paths_fail_on_and_json() {
     assert!(out.status.success(), "{}", stdout(&out));
     assert_eq!(stdout(&out), "No findings in 1 skill\n");
 
+    // A skill in a hidden directory is audited too (openai/skills keeps
+    // its skills under `.system`); a repository's `.git` is not.
+    f.skill(
+        &src.join(".system"),
+        "tucked",
+        "name: tucked\ndescription: d",
+        "b\n",
+    );
+    f.skill(
+        &src.join(".git"),
+        "objects",
+        "name: objects\ndescription: d",
+        "b\n",
+    );
     let json: serde_json::Value = serde_json::from_str(&stdout(&f.skillpm(&[
         "audit",
         "--format",
@@ -200,7 +214,7 @@ fn paths_fail_on_and_json() {
         .iter()
         .map(|s| s["skill"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["calm", "evil", "uv"]);
+    assert_eq!(names, ["tucked", "calm", "evil", "uv"]);
     assert_eq!(json["fail_on"], "error");
 
     let out = f.skillpm(&["audit", &f.root().join("nothing").display().to_string()]);
