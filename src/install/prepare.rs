@@ -39,6 +39,8 @@ pub struct Staged {
     /// Whether the tarball came from the cache rather than the network or
     /// this run's packing.
     pub from_cache: bool,
+    /// What the audit found in the tree, before any waiver is weighed.
+    pub findings: Vec<skillpm_core::audit::Finding>,
 }
 
 impl Staged {
@@ -279,6 +281,18 @@ fn stage(
         }
     })?;
     check_identity(s, dir.path())?;
+    // The audit reads the tree here, on the pool and while other packages
+    // still download, rather than after every tree is staged; the gate
+    // (`ops::audit::gate`) then only weighs the findings. Before the
+    // marker exists: it is skillpm's file, not the skill's.
+    let cx = skillpm_core::audit::Context {
+        known_names: skillpm_core::audit::WELL_KNOWN_NAMES,
+    };
+    let findings =
+        skillpm_core::audit::scan_dir(dir.path(), &cx).map_err(|source| SourceError::Audit {
+            package: format!("{}@{}", s.name, s.version),
+            source,
+        })?;
     // Taken before the marker exists, and unchanged by the rename into
     // place (renaming a directory does not touch its files). The fresh
     // directory holds what the unpacker created and nothing else; a
@@ -297,6 +311,7 @@ fn stage(
         dir,
         stamp,
         from_cache,
+        findings,
     })
 }
 

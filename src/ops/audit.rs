@@ -195,25 +195,29 @@ fn find_skills(dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
-/// The install gate: scans every staged tree. A critical finding that no
-/// waiver or `--allow` accepts fails the command (the staged trees are
-/// dropped, so nothing is installed and nothing recorded); errors and
-/// warnings are reported, one line per skill, and let it go on.
+/// The install gate: weighs what the audit found in every staged tree
+/// (scanned as it was staged). A critical finding that no waiver or
+/// `--allow` accepts fails the command (the staged trees are dropped, so
+/// nothing is installed and nothing recorded); errors and warnings are
+/// reported, one line per skill, and let it go on.
 pub(super) fn gate(
-    workers: &crate::engine::parallel::Workers,
     staged: &std::collections::HashMap<skillpm_core::name::SkillName, crate::install::Staged>,
     accept: &Acceptance,
     reporter: &dyn crate::report::Reporter,
 ) -> Result<()> {
-    let mut trees: Vec<(&str, &Path)> = staged
+    let mut reports: Vec<SkillReport> = staged
         .iter()
-        .map(|(name, s)| (name.as_str(), s.path()))
+        .map(|(name, s)| SkillReport {
+            skill: name.to_string(),
+            path: s.path().display().to_string(),
+            findings: s
+                .findings
+                .iter()
+                .map(|f| accept.check(name.as_str(), f.clone()))
+                .collect(),
+        })
         .collect();
-    trees.sort();
-    let reports = workers
-        .each(&trees, 8, |(name, dir)| scan(name, dir, accept))
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?;
+    reports.sort_by(|a, b| a.skill.cmp(&b.skill));
     for r in &reports {
         let standing: Vec<&Finding> = r
             .findings

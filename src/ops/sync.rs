@@ -233,7 +233,7 @@ impl<'a> Run<'a> {
             policy: manifest.audit.clone(),
             allow: self.opts.allow.clone(),
         };
-        super::audit::gate(&self.workers, &trees, &accept, reporter)?;
+        super::audit::gate(&trees, &accept, reporter)?;
         // The keys that signed what was downloaded: a first signature is
         // pinned, a rotated key recorded.
         let new = self.signed(new);
