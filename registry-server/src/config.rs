@@ -101,6 +101,25 @@ impl Resolved {
         }
     }
 
+    /// The blob store alone, for offline tools (`rescan`): unlike
+    /// [`Resolved::open_blobs`], it leaves the data dir's `tmp/` alone, so
+    /// it is safe beside a running server.
+    pub async fn open_blob_store(&self) -> Result<Arc<dyn BlobStore>> {
+        match self.blobs.as_deref() {
+            None | Some("files") => Ok(Arc::new(Blobs::open(&self.data).with_context(|| {
+                format!("cannot open the blob dirs in {}", self.data.display())
+            })?)),
+            Some(url) if url.starts_with("s3://") => {
+                let s3 = S3Blobs::from_url(url)?;
+                s3.check().await?;
+                Ok(Arc::new(s3))
+            }
+            Some(other) => bail!(
+                "unsupported --blobs {other:?}: use s3://bucket/prefix or leave it unset for files in --data"
+            ),
+        }
+    }
+
     /// The blob store and a local scratch dir for unpacking uploads (a
     /// temp dir, removed on drop, when nothing lives in --data).
     pub async fn open_blobs(&self) -> Result<(Arc<dyn BlobStore>, Scratch)> {

@@ -6,11 +6,13 @@
 //! storage (`--blobs s3://bucket/prefix`); see `config.rs` for the storage
 //! choice and `routes/` for the HTTP surface.
 
+mod audit;
 mod auth;
 mod config;
 mod error;
 mod keys;
 mod migrate;
+mod rescan;
 mod routes;
 mod search;
 mod state;
@@ -61,6 +63,24 @@ enum Cmd {
         /// Target blob store, s3://bucket/prefix
         #[arg(long, env = "SKILLPM_REGISTRY_BLOBS")]
         blobs: String,
+    },
+    /// Re-scan every stored version with this build's audit rules (after
+    /// the rules change) and store what they find, which `/index`, search
+    /// and the well-known index then serve. Nothing is deleted: versions
+    /// that now have critical findings are named, and the command exits 1
+    /// so they are noticed; an owner can then yank them. Safe beside a
+    /// running server.
+    Rescan {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Largest unpacked size of a stored package, in bytes (as `serve
+        /// --max-unpacked`).
+        #[arg(long, default_value_t = 50 * 1024 * 1024)]
+        max_unpacked: u64,
+        /// Most entries a stored package may have (as `serve
+        /// --max-entries`).
+        #[arg(long, default_value_t = 10_000)]
+        max_entries: u64,
     },
 }
 
@@ -272,6 +292,11 @@ fn run() -> Result<()> {
             }
             Cmd::Key(cmd) => key_command(cmd).await,
             Cmd::Migrate { from, to, blobs } => migrate::run(&from, &to, &blobs).await,
+            Cmd::Rescan {
+                store,
+                max_unpacked,
+                max_entries,
+            } => rescan(store, max_unpacked, max_entries).await,
         }
     })
 }
@@ -360,6 +385,65 @@ async fn serve(args: ServeArgs) -> Result<()> {
     conns::serve(listener, app, limits, shutdown_signal()).await;
     drop(scratch);
     eprintln!("skillpm-registry: shut down");
+    Ok(())
+}
+
+async fn rescan(store: StoreArgs, max_unpacked: u64, max_entries: u64) -> Result<()> {
+    let cfg = store.resolve()?;
+    let meta = cfg.open_meta().await?;
+    let blobs = cfg.open_blob_store().await?;
+    let scratch = tempfile::Builder::new()
+        .prefix("skillpm-rescan-")
+        .tempdir()
+        .context("cannot create a scratch dir")?;
+    let limits = Limits {
+        // Stored blobs passed `serve --max-upload` when published.
+        max_compressed: u64::MAX,
+        max_unpacked,
+        max_entries,
+        names: skillpm_core::platform::Platform::Windows,
+        ..Limits::default()
+    };
+    let report = rescan::run(meta.as_ref(), blobs.as_ref(), scratch.path(), &limits).await?;
+    let clean = |s: &str| skillpm_core::text::sanitize(s).into_owned();
+    for (what, why) in &report.failed {
+        eprintln!(
+            "skillpm-registry: not scanned: {}: {}",
+            clean(what),
+            clean(why)
+        );
+    }
+    for (what, record) in &report.critical {
+        println!("{}: {}", clean(what), record.counts.phrase());
+        for f in record.findings.iter().filter(|f| f.severity == "critical") {
+            println!(
+                "  {} at {}:{}: {}",
+                clean(&f.rule),
+                clean(&f.file),
+                f.line,
+                clean(&f.message)
+            );
+        }
+    }
+    println!(
+        "rescanned {} version(s) of {} skill(s): {} record(s) updated, {} with critical findings",
+        report.scanned,
+        report.skills,
+        report.updated,
+        report.critical.len()
+    );
+    if !report.critical.is_empty() {
+        bail!(
+            "{} version(s) have critical findings (named above) and are still served; an owner can yank each with `skillpm yank NAME@VERSION`",
+            report.critical.len()
+        );
+    }
+    if !report.failed.is_empty() {
+        bail!(
+            "{} version(s) could not be scanned (named above)",
+            report.failed.len()
+        );
+    }
     Ok(())
 }
 

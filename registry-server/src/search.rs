@@ -71,6 +71,7 @@ pub fn rank(rows: Vec<SearchRow>, q: &str, per_page: usize) -> SearchResults {
             Some(SearchHit {
                 name: SkillName::new(&r.name).ok()?,
                 max_version: r.vers,
+                audit: crate::audit::counts(r.audit.as_deref()),
                 description: r.description,
             })
         })
@@ -91,6 +92,7 @@ mod tests {
             vers: semver::Version::new(1, 0, 0),
             description: description.to_string(),
             words: crate::store::search_words(body),
+            audit: None,
         }
     }
 

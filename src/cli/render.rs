@@ -184,8 +184,12 @@ pub fn search(r: &SearchResults, quiet: bool) -> String {
         .skills
         .iter()
         .map(|h| {
+            let audit = match &h.audit {
+                Some(c) if !c.is_empty() => format!("  [audit: {}]", c.phrase()),
+                _ => String::new(),
+            };
             format!(
-                "{} {}  {}\n",
+                "{} {}  {}{audit}\n",
                 h.name,
                 h.max_version,
                 catalog::one_line(&h.description, 80)
@@ -219,8 +223,45 @@ pub fn info(index: &IndexFile, json: bool) -> anyhow::Result<String> {
     for v in &index.versions {
         let y = if v.yanked { "  (yanked)" } else { "" };
         s.push_str(&format!("  {}  {}{y}\n", v.vers, v.cksum));
+        if let Some(a) = v.audit.as_ref().filter(|a| !a.counts.is_empty()) {
+            s.push_str(&format!("    audit: {}\n", audit_line(a)));
+        }
     }
     Ok(s)
+}
+
+/// `1 error (pipe-to-shell), 2 warnings (concealment, credential-read)`:
+/// the counts per severity, most severe first, each with the distinct
+/// rule ids listed at that severity.
+fn audit_line(a: &skillpm::protocol::AuditSummary) -> String {
+    let mut parts = Vec::new();
+    for (sev, many, n) in [
+        ("critical", "critical", a.counts.critical),
+        ("error", "errors", a.counts.error),
+        ("warning", "warnings", a.counts.warning),
+        ("note", "notes", a.counts.note),
+    ] {
+        if n == 0 {
+            continue;
+        }
+        let mut rules: Vec<&str> = Vec::new();
+        for f in a.findings.iter().filter(|f| f.severity == sev) {
+            if !rules.contains(&f.rule.as_str()) {
+                rules.push(&f.rule);
+            }
+        }
+        let listed = if rules.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", rules.join(", "))
+        };
+        let word = if n == 1 { sev } else { many };
+        parts.push(format!("{n} {word}{listed}"));
+    }
+    if a.omitted > 0 {
+        parts.push(format!("{} more not itemized", a.omitted));
+    }
+    parts.join(", ")
 }
 
 /// One `search --local` result, with what a reader needs to choose.

@@ -337,3 +337,35 @@ fn publish_refuses_what_the_registry_audit_would() {
         );
     }
 }
+
+/// What the registry's audit found at publish reaches the user: `info`
+/// shows each version's findings (rule ids per severity), `--json`
+/// carries them, `search` marks the hit, and a clean skill shows none.
+#[test]
+fn info_and_search_show_the_registry_findings() {
+    let mut f = Fixture::new();
+    let _reg = common::Registry::for_fixture(&mut f);
+    let src = skills(&f);
+    let uv = src.join("uv").display().to_string();
+    f.ok(&["publish", "--version", "1.0.0", &uv]);
+    let tidy = f.package_src("tidy", "1.0.0", "Tidies tables", "Align the columns.");
+    f.ok(&["publish", tidy.to_str().unwrap()]);
+
+    let info = f.ok(&["info", "uv"]);
+    assert!(
+        info.contains("1.0.0  sha256:") && info.contains("    audit: 1 error (pipe-to-shell)"),
+        "{info}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&f.ok(&["info", "uv", "--json"])).unwrap();
+    assert_eq!(
+        json["versions"][0]["audit"]["findings"][0]["rule"], "pipe-to-shell",
+        "{json}"
+    );
+    let info = f.ok(&["info", "tidy"]);
+    assert!(!info.contains("audit"), "{info}");
+
+    let found = f.ok(&["search", "uv"]);
+    assert!(found.contains("[audit: 1 error"), "{found}");
+    let found = f.ok(&["search", "tidy"]);
+    assert!(!found.contains("audit"), "{found}");
+}

@@ -118,6 +118,110 @@ pub struct IndexVersion {
     /// JSON then, so the index reads as before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sig: Option<Signature>,
+    /// What the registry's audit found in this version (rules that did
+    /// not refuse it at publish, or a later `skillpm-registry rescan`).
+    /// Absent when it found nothing or never scanned the version; not
+    /// covered by `sig`, since a re-scan with newer rules may change it.
+    /// Read leniently: a malformed value reads as absent rather than
+    /// making the whole entry unreadable.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
+    pub audit: Option<AuditSummary>,
+}
+
+/// The registry's audit of one version, kept small: counts per severity
+/// over every finding, and the first findings (most severe first) without
+/// their messages or excerpts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditSummary {
+    #[serde(default)]
+    pub counts: AuditCounts,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<AuditNote>,
+    /// Findings counted but not listed (the list is capped).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: u64,
+}
+
+/// Findings per severity (`skillpm_core::audit::Severity`); zero counts
+/// are left out of the JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditCounts {
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub critical: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub error: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warning: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub note: u64,
+}
+
+impl AuditCounts {
+    pub fn total(&self) -> u64 {
+        self.critical + self.error + self.warning + self.note
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+
+    /// Counts one finding of `severity` (`note`, `warning`, `error`,
+    /// `critical`; anything else is not counted).
+    pub fn add(&mut self, severity: &str) {
+        match severity {
+            "critical" => self.critical += 1,
+            "error" => self.error += 1,
+            "warning" => self.warning += 1,
+            "note" => self.note += 1,
+            _ => {}
+        }
+    }
+
+    /// `1 critical, 2 errors, 1 warning`: the non-zero counts, most
+    /// severe first; empty when there are none.
+    pub fn phrase(&self) -> String {
+        let mut parts = Vec::new();
+        for (n, one, many) in [
+            (self.critical, "critical", "critical"),
+            (self.error, "error", "errors"),
+            (self.warning, "warning", "warnings"),
+            (self.note, "note", "notes"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {}", if n == 1 { one } else { many }));
+            }
+        }
+        parts.join(", ")
+    }
+}
+
+/// One listed finding: the rule's id, its severity (as text, so a newer
+/// registry's severity names do not break older clients), and where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditNote {
+    pub rule: String,
+    pub severity: String,
+    pub file: String,
+    #[serde(default)]
+    pub line: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// `Some` when the value reads as `T`, `None` when it does not.
+fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let v = Value::deserialize(d)?;
+    Ok(serde_json::from_value(v).ok())
 }
 
 /// A dependency of a published version.
@@ -147,6 +251,14 @@ pub struct SearchHit {
     pub name: SkillName,
     pub max_version: semver::Version,
     pub description: String,
+    /// The registry's audit findings in `max_version`, per severity;
+    /// absent when there are none.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
+    pub audit: Option<AuditCounts>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,4 +328,47 @@ pub fn valid_login(user: &str) -> bool {
         && user
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENTRY: &str = r#"{"name":"a","vers":"1.0.0","cksum":"sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"}"#;
+
+    #[test]
+    fn audit_is_optional_both_ways() {
+        let old: IndexVersion = serde_json::from_str(ENTRY).unwrap();
+        assert_eq!(old.audit, None);
+        assert!(!serde_json::to_string(&old).unwrap().contains("audit"));
+
+        let with = ENTRY.replace(
+            "}",
+            r#","audit":{"counts":{"error":1},"findings":[{"rule":"pipe-to-shell","severity":"error","file":"SKILL.md","line":3}],"future":1}}"#,
+        );
+        let v: IndexVersion = serde_json::from_str(&with).unwrap();
+        let a = v.audit.unwrap();
+        assert_eq!(a.counts.error, 1);
+        assert_eq!(a.counts.phrase(), "1 error");
+        assert_eq!(a.findings[0].rule, "pipe-to-shell");
+
+        let bad = ENTRY.replace("}", r#","audit":"nonsense"}"#);
+        let v: IndexVersion = serde_json::from_str(&bad).unwrap();
+        assert_eq!(v.audit, None);
+    }
+
+    #[test]
+    fn counts_phrase_most_severe_first() {
+        let c = AuditCounts {
+            critical: 1,
+            error: 0,
+            warning: 2,
+            note: 1,
+        };
+        assert_eq!(c.phrase(), "1 critical, 2 warnings, 1 note");
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            r#"{"critical":1,"warning":2,"note":1}"#
+        );
+    }
 }

@@ -107,6 +107,9 @@ async fn render(st: &AppState, name: &SkillName) -> ApiResult<RenderedIndex> {
             deps,
             published: rfc3339(r.published),
             sig,
+            // Shown, never acted on: a record that does not read is
+            // left out rather than failing the index.
+            audit: crate::audit::summary(r.audit.as_deref()),
         });
     }
     versions.sort_by(|a, b| a.vers.cmp(&b.vers));

@@ -105,6 +105,7 @@ pub async fn publish(
         body: meta.body,
         sig_key: sig.as_ref().map(|s| s.keyid.clone()),
         sig: sig.map(|s| s.sig),
+        audit: meta.audit,
     };
     st.db.insert_version(&row, &user).await?;
     Ok(Json(response))
@@ -214,6 +215,8 @@ struct Meta {
     requires: String,
     deps: Vec<IndexDep>,
     body: String,
+    /// The audit's findings (none critical), as stored.
+    audit: String,
 }
 
 fn at(line: Option<usize>, msg: impl std::fmt::Display) -> String {
@@ -246,11 +249,8 @@ fn inspect(
     // The client's install gate, run before anything is stored: what it
     // would refuse to install is refused here (403), every critical
     // finding named.
-    let cx = audit::Context {
-        known_names: audit::WELL_KNOWN_NAMES,
-    };
-    let findings = audit::scan_dir(dir.path(), &cx)
-        .map_err(|e| ApiError::internal("auditing the upload", e))?;
+    let findings =
+        crate::audit::scan(dir.path()).map_err(|e| ApiError::internal("auditing the upload", e))?;
     let critical: Vec<String> = findings
         .iter()
         .filter(|f| f.severity == audit::Severity::Critical)
@@ -279,6 +279,7 @@ fn inspect(
         requires,
         deps,
         body: doc.body.clone(),
+        audit: crate::audit::Stored::of(&findings).encode(),
     })
 }
 

@@ -17,6 +17,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use skillpm_core::checksum::Checksum;
+use skillpm_core::protocol::AuditSummary;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -45,6 +46,10 @@ struct Entry {
     description: String,
     url: String,
     digest: String,
+    /// The registry's audit findings in this version (not part of the
+    /// discovery schema; its clients must ignore unrecognized fields).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audit: Option<AuditSummary>,
 }
 
 pub async fn index(State(st): State<AppState>, headers: HeaderMap) -> ApiResult<Response> {
@@ -88,6 +93,7 @@ async fn render(st: &AppState, gen: i64) -> ApiResult<RenderedIndex> {
             kind: "archive",
             description: row.description,
             digest: digest.to_string(),
+            audit: crate::audit::summary(row.audit.as_deref()),
         });
     }
     skills.sort_by(|a, b| a.name.cmp(&b.name));

@@ -136,6 +136,13 @@ pub trait MetaStore: Send + Sync + 'static {
     /// Replaces the signatures of versions of `name` in one transaction
     /// and moves its index generation, so every replica serves them.
     async fn set_signatures(&self, name: &str, sigs: &[NewSignature]) -> StoreResult<()>;
+    /// Every version's checksum and stored audit record, by name, for
+    /// `rescan`.
+    async fn audit_rows(&self) -> StoreResult<Vec<AuditRow>>;
+    /// Replaces the audit records of versions of `name` (`(vers, json)`)
+    /// in one transaction, brings its search entry up to date and moves
+    /// its index generation, so every replica serves them.
+    async fn set_audits(&self, name: &str, audits: &[(String, String)]) -> StoreResult<()>;
 }
 
 /// Content-addressed tarball storage. Keys are the sha256 of the bytes, so
@@ -182,6 +189,17 @@ pub struct VersionRow {
     /// signature (both or neither).
     pub sig_key: Option<String>,
     pub sig: Option<String>,
+    /// The audit record (`crate::audit::Stored` as JSON); `None` for a
+    /// version never scanned.
+    pub audit: Option<String>,
+}
+
+/// A version's blob and audit record, for `rescan`.
+pub struct AuditRow {
+    pub name: String,
+    pub vers: String,
+    pub cksum: String,
+    pub audit: Option<String>,
 }
 
 /// A version's signed fields and its signature, for `key resign`.
@@ -216,6 +234,8 @@ pub struct NewVersion {
     /// has keys.
     pub sig_key: Option<String>,
     pub sig: Option<String>,
+    /// The audit record made at publish (`crate::audit::Stored` as JSON).
+    pub audit: String,
 }
 
 /// Newest non-yanked version of a package, for search.
@@ -225,6 +245,8 @@ pub struct SearchRow {
     pub description: String,
     /// [`search_words`] of its SKILL.md body.
     pub words: String,
+    /// That version's audit record, as stored.
+    pub audit: Option<String>,
 }
 
 /// Everything an embedded registry holds, for `migrate`.
@@ -247,6 +269,7 @@ pub struct FullVersion {
     pub published: i64,
     pub sig_key: Option<String>,
     pub sig: Option<String>,
+    pub audit: Option<String>,
 }
 
 fn now() -> i64 {

@@ -11,7 +11,7 @@
 //! each migration once.
 
 use super::{
-    newest_listed, now, search_words, token_hash, vers_key, Dump, Generations, MetaStore,
+    newest_listed, now, search_words, token_hash, vers_key, AuditRow, Dump, Generations, MetaStore,
     NewSignature, NewVersion, SearchRow, SigningRow, StoreError, StoreResult, TokenRow, VersionRow,
 };
 use crate::typosquat;
@@ -187,8 +187,8 @@ impl PgStore {
             .prepare(
                 "INSERT INTO versions
                    (name, vers, vers_key, cksum, yanked, description, requires, deps, body,
-                    published, sig_key, sig)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                    published, sig_key, sig, audit)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
                  ON CONFLICT DO NOTHING",
             )
             .await?;
@@ -215,6 +215,7 @@ impl PgStore {
                         &v.published,
                         &v.sig_key,
                         &v.sig,
+                        &v.audit,
                     ],
                 )
                 .await? as usize;
@@ -294,24 +295,26 @@ async fn refresh_search(t: &Transaction<'_>, name: &str) -> StoreResult<()> {
         .into_iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    let (vers, description, words) = match newest_listed(&rows) {
+    let (vers, description, words, audit) = match newest_listed(&rows) {
         Some(v) => {
             let r = t
                 .query_one(
-                    "SELECT description, body FROM versions WHERE name = $1 AND vers = $2",
+                    "SELECT description, body, audit FROM versions WHERE name = $1 AND vers = $2",
                     &[&name, &v],
                 )
                 .await?;
             let body: String = r.get(1);
-            (Some(v), r.get::<_, String>(0), search_words(&body))
+            let audit: Option<String> = r.get(2);
+            (Some(v), r.get::<_, String>(0), search_words(&body), audit)
         }
-        None => (None, String::new(), String::new()),
+        None => (None, String::new(), String::new(), None),
     };
     t.execute(
-        "INSERT INTO search (name, vers, description, words) VALUES ($1, $2, $3, $4)
+        "INSERT INTO search (name, vers, description, words, audit) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (name) DO UPDATE SET
-           vers = EXCLUDED.vers, description = EXCLUDED.description, words = EXCLUDED.words",
-        &[&name, &vers, &description, &words],
+           vers = EXCLUDED.vers, description = EXCLUDED.description, words = EXCLUDED.words,
+           audit = EXCLUDED.audit",
+        &[&name, &vers, &description, &words, &audit],
     )
     .await?;
     Ok(())
@@ -585,8 +588,8 @@ impl MetaStore for PgStore {
             .execute(
                 "INSERT INTO versions
                    (name, vers, vers_key, cksum, yanked, description, requires, deps, body,
-                    published, sig_key, sig)
-                 VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8, $9, $10, $11)",
+                    published, sig_key, sig, audit)
+                 VALUES ($1, $2, $3, $4, FALSE, $5, $6, $7, $8, $9, $10, $11, $12)",
                 &[
                     &v.name,
                     &vers,
@@ -599,6 +602,7 @@ impl MetaStore for PgStore {
                     &now,
                     &v.sig_key,
                     &v.sig,
+                    &v.audit,
                 ],
             )
             .await;
@@ -622,7 +626,7 @@ impl MetaStore for PgStore {
         let st = c
             .prepare_cached(
                 "SELECT p.gen, v.vers, v.cksum, v.yanked, v.description, v.requires, v.deps,
-                        v.published, v.sig_key, v.sig
+                        v.published, v.sig_key, v.sig, v.audit
                  FROM packages p JOIN versions v ON v.name = p.name WHERE p.name = $1",
             )
             .await?;
@@ -641,6 +645,7 @@ impl MetaStore for PgStore {
                     published: r.get(7),
                     sig_key: r.get(8),
                     sig: r.get(9),
+                    audit: r.get(10),
                 })
                 .collect(),
         ))
@@ -675,7 +680,7 @@ impl MetaStore for PgStore {
         let c = self.pool.get().await?;
         let st = c
             .prepare_cached(
-                "SELECT name, vers, description, words FROM search
+                "SELECT name, vers, description, words, audit FROM search
                  WHERE vers IS NOT NULL ORDER BY name",
             )
             .await?;
@@ -688,6 +693,7 @@ impl MetaStore for PgStore {
                     vers: semver::Version::parse(r.get::<_, &str>(1)).ok()?,
                     description: r.get(2),
                     words: r.get(3),
+                    audit: r.get(4),
                 })
             })
             .collect())
@@ -726,6 +732,44 @@ impl MetaStore for PgStore {
                 return Err(StoreError::no_version(name, &s.vers));
             }
         }
+        let gen = bump_generation(&tx, name).await?;
+        tx.commit().await?;
+        self.gens.saw(name, gen);
+        Ok(())
+    }
+
+    async fn audit_rows(&self) -> StoreResult<Vec<AuditRow>> {
+        let c = self.pool.get().await?;
+        Ok(c.query(
+            "SELECT name, vers, cksum, audit FROM versions ORDER BY name, id",
+            &[],
+        )
+        .await?
+        .into_iter()
+        .map(|r| AuditRow {
+            name: r.get(0),
+            vers: r.get(1),
+            cksum: r.get(2),
+            audit: r.get(3),
+        })
+        .collect())
+    }
+
+    async fn set_audits(&self, name: &str, audits: &[(String, String)]) -> StoreResult<()> {
+        let mut c = self.pool.get().await?;
+        let tx = c.transaction().await?;
+        for (vers, audit) in audits {
+            let n = tx
+                .execute(
+                    "UPDATE versions SET audit = $3 WHERE name = $1 AND vers = $2",
+                    &[&name, vers, audit],
+                )
+                .await?;
+            if n == 0 {
+                return Err(StoreError::no_version(name, vers));
+            }
+        }
+        refresh_search(&tx, name).await?;
         let gen = bump_generation(&tx, name).await?;
         tx.commit().await?;
         self.gens.saw(name, gen);

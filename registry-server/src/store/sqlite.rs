@@ -11,9 +11,9 @@
 //! the disk.
 
 use super::{
-    newest_listed, now, search_words, token_hash, vers_key, Dump, FullVersion, Generations,
-    MetaStore, NewSignature, NewVersion, SearchRow, SigningRow, StoreError, StoreResult, TokenRow,
-    VersionRow,
+    newest_listed, now, search_words, token_hash, vers_key, AuditRow, Dump, FullVersion,
+    Generations, MetaStore, NewSignature, NewVersion, SearchRow, SigningRow, StoreError,
+    StoreResult, TokenRow, VersionRow,
 };
 use crate::typosquat;
 use async_trait::async_trait;
@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS versions (
     published   INTEGER NOT NULL,
     sig_key     TEXT,
     sig         TEXT,
+    audit       TEXT,
     UNIQUE (name, vers)
 );
 CREATE TABLE IF NOT EXISTS owners (
@@ -58,7 +59,8 @@ CREATE TABLE IF NOT EXISTS search (
     name        TEXT PRIMARY KEY REFERENCES packages(name),
     vers        TEXT,
     description TEXT NOT NULL,
-    words       TEXT NOT NULL
+    words       TEXT NOT NULL,
+    audit       TEXT
 );
 ";
 
@@ -110,6 +112,11 @@ impl Db {
         // NULL for versions published without keys.
         add_column(&conn, "versions", "sig_key", "TEXT")?;
         add_column(&conn, "versions", "sig", "TEXT")?;
+        // The audit's findings (`crate::audit`): NULL for versions
+        // published before they were kept, until `rescan`; the search
+        // entry carries its version's.
+        add_column(&conn, "versions", "audit", "TEXT")?;
+        add_column(&conn, "search", "audit", "TEXT")?;
         backfill_search(&mut conn)?;
         Ok(Db {
             gens: Arc::default(),
@@ -259,22 +266,23 @@ fn refresh_search(conn: &Connection, name: &str) -> rusqlite::Result<()> {
         .prepare("SELECT vers, yanked FROM versions WHERE name = ?1")?
         .query_map(params![name], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? != 0)))?
         .collect::<rusqlite::Result<Vec<(String, bool)>>>()?;
-    let (vers, description, words) = match newest_listed(&rows) {
+    let (vers, description, words, audit) = match newest_listed(&rows) {
         Some(v) => {
-            let (description, body): (String, String) = conn.query_row(
-                "SELECT description, body FROM versions WHERE name = ?1 AND vers = ?2",
+            let (description, body, audit): (String, String, Option<String>) = conn.query_row(
+                "SELECT description, body, audit FROM versions WHERE name = ?1 AND vers = ?2",
                 params![name, v],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )?;
-            (Some(v), description, search_words(&body))
+            (Some(v), description, search_words(&body), audit)
         }
-        None => (None, String::new(), String::new()),
+        None => (None, String::new(), String::new(), None),
     };
     conn.execute(
-        "INSERT INTO search (name, vers, description, words) VALUES (?1, ?2, ?3, ?4)
+        "INSERT INTO search (name, vers, description, words, audit) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (name) DO UPDATE SET
-           vers = excluded.vers, description = excluded.description, words = excluded.words",
-        params![name, vers, description, words],
+           vers = excluded.vers, description = excluded.description, words = excluded.words,
+           audit = excluded.audit",
+        params![name, vers, description, words, audit],
     )?;
     Ok(())
 }
@@ -347,8 +355,8 @@ fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreRes
     let res = tx.execute(
         "INSERT INTO versions
            (name, vers, cksum, yanked, description, requires, deps, body, published, sig_key,
-            sig)
-         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            sig, audit)
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             v.name,
             vers,
@@ -359,7 +367,8 @@ fn insert_version(conn: &mut Connection, v: &NewVersion, user: &str) -> StoreRes
             v.body,
             now,
             v.sig_key,
-            v.sig
+            v.sig,
+            v.audit
         ],
     );
     match res {
@@ -419,7 +428,7 @@ fn owners(conn: &Connection, name: &str) -> rusqlite::Result<Vec<String>> {
 
 fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> {
     let mut stmt = conn.prepare(
-        "SELECT vers, cksum, yanked, description, requires, deps, published, sig_key, sig
+        "SELECT vers, cksum, yanked, description, requires, deps, published, sig_key, sig, audit
          FROM versions WHERE name = ?1",
     )?;
     let rows = stmt.query_map(params![name], |r| {
@@ -433,6 +442,7 @@ fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> 
             published: r.get(6)?,
             sig_key: r.get(7)?,
             sig: r.get(8)?,
+            audit: r.get(9)?,
         })
     })?;
     rows.collect()
@@ -440,7 +450,8 @@ fn versions(conn: &Connection, name: &str) -> rusqlite::Result<Vec<VersionRow>> 
 
 fn search_rows(conn: &Connection) -> rusqlite::Result<Vec<SearchRow>> {
     let mut stmt = conn.prepare(
-        "SELECT name, vers, description, words FROM search WHERE vers IS NOT NULL ORDER BY name",
+        "SELECT name, vers, description, words, audit FROM search WHERE vers IS NOT NULL
+         ORDER BY name",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((
@@ -448,17 +459,19 @@ fn search_rows(conn: &Connection) -> rusqlite::Result<Vec<SearchRow>> {
             r.get::<_, String>(1)?,
             r.get(2)?,
             r.get(3)?,
+            r.get(4)?,
         ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (name, vers, description, words) = row?;
+        let (name, vers, description, words, audit) = row?;
         if let Ok(vers) = semver::Version::parse(&vers) {
             out.push(SearchRow {
                 name,
                 vers,
                 description,
                 words,
+                audit,
             });
         }
     }
@@ -705,6 +718,51 @@ impl MetaStore for Db {
         self.gens.saw(&name, gen);
         Ok(())
     }
+
+    async fn audit_rows(&self) -> StoreResult<Vec<AuditRow>> {
+        self.read(|c| {
+            let mut stmt =
+                c.prepare("SELECT name, vers, cksum, audit FROM versions ORDER BY name, id")?;
+            let rows = stmt.query_map([], |r| {
+                Ok(AuditRow {
+                    name: r.get(0)?,
+                    vers: r.get(1)?,
+                    cksum: r.get(2)?,
+                    audit: r.get(3)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+        .await
+    }
+
+    async fn set_audits(&self, name: &str, audits: &[(String, String)]) -> StoreResult<()> {
+        let name = name.to_string();
+        let audits = audits.to_vec();
+        let gen = self
+            .call({
+                let name = name.clone();
+                move |c| {
+                    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                    for (vers, audit) in &audits {
+                        let n = tx.execute(
+                            "UPDATE versions SET audit = ?3 WHERE name = ?1 AND vers = ?2",
+                            params![name, vers, audit],
+                        )?;
+                        if n == 0 {
+                            return Err(StoreError::no_version(&name, vers));
+                        }
+                    }
+                    refresh_search(&tx, &name)?;
+                    let gen = bump_generation(&tx, &name)?;
+                    tx.commit()?;
+                    Ok(gen)
+                }
+            })
+            .await?;
+        self.gens.saw(&name, gen);
+        Ok(())
+    }
 }
 
 fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
@@ -723,7 +781,7 @@ fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
     let versions = conn
         .prepare(
             "SELECT name, vers, cksum, yanked, description, requires, deps, body, published,
-                    sig_key, sig
+                    sig_key, sig, audit
              FROM versions ORDER BY name, id",
         )?
         .query_map([], |r| {
@@ -739,6 +797,7 @@ fn dump(conn: &Connection) -> rusqlite::Result<Dump> {
                 published: r.get(8)?,
                 sig_key: r.get(9)?,
                 sig: r.get(10)?,
+                audit: r.get(11)?,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;

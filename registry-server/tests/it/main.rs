@@ -3,6 +3,7 @@
 
 mod common;
 
+mod audit;
 mod hardening;
 mod kill;
 mod scale;

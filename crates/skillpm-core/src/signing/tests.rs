@@ -33,6 +33,7 @@ fn entry(deps: Vec<IndexDep>) -> IndexVersion {
         deps,
         published: None,
         sig: None,
+        audit: None,
     }
 }
 

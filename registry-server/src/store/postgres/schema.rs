@@ -75,6 +75,13 @@ ALTER TABLE versions ADD COLUMN sig_key TEXT;
 ALTER TABLE versions ADD COLUMN sig TEXT;
 ",
     ),
+    (
+        6,
+        "
+ALTER TABLE versions ADD COLUMN audit TEXT;
+ALTER TABLE search ADD COLUMN audit TEXT;
+",
+    ),
 ];
 
 /// Serialised across replicas by an advisory lock, so replicas starting

@@ -40,6 +40,7 @@ async fn a_database_from_before_deps_opens_and_takes_them() {
         body: String::new(),
         sig_key: Some("0123456789abcdef".into()),
         sig: Some("c2ln".into()),
+        audit: r#"{"counts":{"warning":1}}"#.into(),
     };
     db.insert_version(&v, "alice").await.unwrap();
     let (_, rows) = db.index_rows("top").await.unwrap();
@@ -58,6 +59,31 @@ async fn a_database_from_before_deps_opens_and_takes_them() {
         (Some("0123456789abcdef"), Some("c2ln")),
         "migrate carries signatures"
     );
+    assert_eq!(
+        top.audit.as_deref(),
+        Some(r#"{"counts":{"warning":1}}"#),
+        "migrate carries audit records"
+    );
+    let base = dump.versions.iter().find(|v| v.name == "base").unwrap();
+    assert_eq!(base.audit, None, "a version from before was never scanned");
+    // `rescan` replaces audit records, the search entry's too, and moves
+    // the generation.
+    let before = db.max_generation().await.unwrap();
+    let rec = r#"{"counts":{"error":1}}"#.to_string();
+    db.set_audits("base", &[("1.0.0".into(), rec.clone())])
+        .await
+        .unwrap();
+    assert!(db.max_generation().await.unwrap() > before);
+    let rows = db.audit_rows().await.unwrap();
+    let base = rows.iter().find(|r| r.name == "base").unwrap();
+    assert_eq!(base.audit.as_deref(), Some(rec.as_str()));
+    let search = db.search_rows().await.unwrap();
+    let base = search.iter().find(|r| r.name == "base").unwrap();
+    assert_eq!(base.audit.as_deref(), Some(rec.as_str()));
+    assert!(db
+        .set_audits("base", &[("9.9.9".into(), rec.clone())])
+        .await
+        .is_err());
     // `key resign` replaces signatures and moves the generation.
     let before = db.max_generation().await.unwrap();
     let new = super::super::NewSignature {
