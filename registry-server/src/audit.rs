@@ -66,7 +66,7 @@ impl Stored {
         }
         let mut sorted: Vec<&Finding> = findings.iter().collect();
         // Stable: scan order (file, line, rule) within a severity.
-        sorted.sort_by(|a, b| b.severity.cmp(&a.severity));
+        sorted.sort_by_key(|f| std::cmp::Reverse(f.severity));
         let listed = sorted
             .iter()
             .take(MAX_LISTED)
