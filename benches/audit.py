@@ -12,9 +12,12 @@ Skills are install.py's (~24 KB each: SKILL.md, a script, a reference).
                    own: `skillpm audit` of the 100 installed skills. The
                    gate scans the same trees on the same pool, so the
                    second figure over the first is what it adds.
+  gate, A/B        with --without-gate EXE (a skillpm built from before
+                   the gate, e.g. 25434ba): the same cold restore by both,
+                   interleaved; the ratio is what the gate costs.
   real             with --real DIR: `skillpm audit DIR` over real
                    collections (each a checkout under DIR), skills counted.
-Run: python3 benches/audit.py [--runs N] [--real DIR]
+Run: python3 benches/audit.py [--runs N] [--real DIR] [--without-gate EXE]
 """
 import argparse
 import json
@@ -34,6 +37,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--real", help="a directory of checked-out collections")
+    ap.add_argument("--without-gate", help="a skillpm binary from before the install gate")
     args = ap.parse_args()
     exe = skillpm_bin()
     rows = []
@@ -86,6 +90,11 @@ def main():
             mi, ma = samples_i[len(samples_i) // 2], samples_a[len(samples_a) // 2]
             rows.append(("gate, 100: audit of what was installed", ma,
                          "cold install --locked", mi, ma / mi))
+            if args.without_gate:
+                before = [args.without_gate] + install[1:]
+                a, b, r = time_pair(install, before, runs=args.runs, setup_a=cold, setup_b=cold,
+                                    env=env)
+                rows.append(("gate, 100: cold install --locked", a, "before the gate", b, r))
         finally:
             proc.terminate()
             proc.wait()
