@@ -44,10 +44,7 @@ pub struct StoredFinding {
 /// Scans an unpacked package with the rules clients use, told the same
 /// well-known names. Blocking.
 pub fn scan(dir: &Path) -> Result<Vec<Finding>, audit::ScanError> {
-    let cx = audit::Context {
-        known_names: audit::WELL_KNOWN_NAMES,
-    };
-    audit::scan_dir(dir, &cx)
+    audit::scan_dir(dir, &audit::Context::WELL_KNOWN)
 }
 
 fn cut(s: &str, max: usize) -> String {

@@ -285,14 +285,12 @@ fn stage(
     // still download, rather than after every tree is staged; the gate
     // (`ops::audit::gate`) then only weighs the findings. Before the
     // marker exists: it is skillpm's file, not the skill's.
-    let cx = skillpm_core::audit::Context {
-        known_names: skillpm_core::audit::WELL_KNOWN_NAMES,
-    };
     let findings =
-        skillpm_core::audit::scan_dir(dir.path(), &cx).map_err(|source| SourceError::Audit {
-            package: format!("{}@{}", s.name, s.version),
-            source,
-        })?;
+        skillpm_core::audit::scan_dir(dir.path(), &skillpm_core::audit::Context::WELL_KNOWN)
+            .map_err(|source| SourceError::Audit {
+                package: format!("{}@{}", s.name, s.version),
+                source,
+            })?;
     // Taken before the marker exists, and unchanged by the rename into
     // place (renaming a directory does not touch its files). The fresh
     // directory holds what the unpacker created and nothing else; a

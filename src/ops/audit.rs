@@ -8,7 +8,7 @@ use crate::engine::config::Environment;
 use crate::error::{Error, Result};
 use crate::project::manifest::{Allow, AuditPolicy};
 use crate::project::Project;
-use skillpm_core::audit::{self, Context, Finding, Severity, WELL_KNOWN_NAMES};
+use skillpm_core::audit::{self, Context, Finding, Severity};
 use std::path::{Path, PathBuf};
 
 /// Most skill directories one `audit PATH` walk looks at.
@@ -83,10 +83,7 @@ impl Acceptance {
 
 /// Scans one skill directory: every finding, checked against `accept`.
 pub fn scan(skill: &str, dir: &Path, accept: &Acceptance) -> Result<SkillReport> {
-    let cx = Context {
-        known_names: WELL_KNOWN_NAMES,
-    };
-    let findings = audit::scan_dir(dir, &cx)?;
+    let findings = audit::scan_dir(dir, &Context::WELL_KNOWN)?;
     Ok(SkillReport {
         skill: skill.to_string(),
         path: dir.display().to_string(),

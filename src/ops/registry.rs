@@ -117,14 +117,12 @@ pub fn prepare_publish(dir: &Path, version: Option<&semver::Version>) -> Result<
     let scratch = tempfile::tempdir().map_err(Error::io(&std::env::temp_dir()))?;
     let unpacked = archive::unpack_to_new_dir(&tarball, None, scratch.path(), &limits)
         .map_err(crate::source::SourceError::from)?;
-    let cx = skillpm_core::audit::Context {
-        known_names: skillpm_core::audit::WELL_KNOWN_NAMES,
-    };
-    let critical: Vec<String> = skillpm_core::audit::scan_dir(unpacked.path(), &cx)?
-        .into_iter()
-        .filter(|f| f.severity == skillpm_core::audit::Severity::Critical)
-        .map(|f| format!("{} at {}:{}: {}", f.rule, f.file, f.line, f.message))
-        .collect();
+    let critical: Vec<String> =
+        skillpm_core::audit::scan_dir(unpacked.path(), &skillpm_core::audit::Context::WELL_KNOWN)?
+            .into_iter()
+            .filter(|f| f.severity == skillpm_core::audit::Severity::Critical)
+            .map(|f| format!("{} at {}:{}: {}", f.rule, f.file, f.line, f.message))
+            .collect();
     if !critical.is_empty() {
         return Err(refused(format!(
             "the registry's audit refuses it: {}",

@@ -217,6 +217,14 @@ pub struct Context<'a> {
     pub known_names: &'a [&'a str],
 }
 
+impl Context<'static> {
+    /// What the client and the registry scan with, so both say the same:
+    /// [`WELL_KNOWN_NAMES`].
+    pub const WELL_KNOWN: Context<'static> = Context {
+        known_names: WELL_KNOWN_NAMES,
+    };
+}
+
 /// Why a directory could not be scanned at all. Problems with single
 /// files inside it are findings, not errors: one unreadable file must not
 /// hide what the others say.
