@@ -115,7 +115,16 @@ impl<'a> Run<'a> {
             });
         }
         let workers = env.workers.clone();
-        let sources = Sources::new(cache.clone(), project.dir.clone(), opts.frozen, &workers);
+        let mut sources = Sources::new(cache.clone(), project.dir.clone(), opts.frozen, &workers);
+        // skills.toml's [trust], for every source this run resolves or
+        // fetches with (a command without skills.toml yet has none).
+        let trust = match project.manifest_text() {
+            Err(ProjectError::NoManifest(_)) => None,
+            r => Some(Manifest::parse(&r?, &project.manifest_path)?.trust),
+        };
+        if let Some(trust) = trust {
+            sources.trust(&trust, &project.dir)?;
+        }
         Ok(Run {
             _guard,
             command,
@@ -188,6 +197,9 @@ impl<'a> Run<'a> {
                 });
             }
         }
+        // [trust]: every locked git commit signed by an allowed key,
+        // checked before anything is staged.
+        self.rt.block_on(self.sources.check_signed_commits(&new))?;
         let roots = project.targets(manifest)?;
         // Only a run with linked roots needs to know whether links can be
         // made (a probe, on Windows alone).
@@ -268,6 +280,10 @@ impl<'a> Run<'a> {
     /// lock's pin, before the download).
     fn signed(&self, mut new: Lockfile) -> Lockfile {
         for s in &mut new.skills {
+            if let LockedSource::Git { .. } = &s.source {
+                s.signed_by = self.sources.commit_signer(s);
+                continue;
+            }
             let LockedSource::Registry { url } = &s.source else {
                 continue;
             };

@@ -49,12 +49,14 @@ pub struct LockedSkill {
     /// a registry package), as resolved: each is an entry of the same
     /// lock. Sorted, unique.
     pub dependencies: Vec<SkillName>,
-    /// Registry only: the id of the registry key that signed the index
+    /// Registry: the id of the registry key that signed the index
     /// entry this was installed from (`signed-by`), pinned on first use.
     /// A later entry for this skill from the same registry must be signed
     /// too, by a key its `config.json` lists and has not revoked; `None`
     /// for an entry that was unsigned, and in locks from before
-    /// signatures.
+    /// signatures. Git: under skills.toml's `[trust]`, who signed the
+    /// commit, `PRINCIPALS (SHA256:FINGERPRINT)` of its allowed_signers
+    /// line; `None` without `[trust]`.
     pub signed_by: Option<String>,
 }
 
@@ -186,9 +188,11 @@ pub enum LockfileErrorKind {
     #[error("skill `{name}` has `{key}`, which only well-known sources have; regenerate the lockfile with `skillpm install`")]
     WellKnownKeyElsewhere { name: String, key: &'static str },
     #[error(
-        "skill `{name}` has `signed-by` but is not a registry source; remove the `signed-by` line"
+        "skill `{name}` has `signed-by` but is not a registry or git source; remove the `signed-by` line"
     )]
     SignedByElsewhere { name: String },
+    #[error("skill `{name}`: invalid `signed-by` `{}`: expected the principals and key fingerprint of an allowed signer, like \"alice@example.com (SHA256:...)\"", show(.signer))]
+    BadCommitSigner { name: String, signer: String },
     #[error("skill `{name}`: invalid `signed-by` `{}`: expected a key id of 1-64 lower-case letters and digits", show(.keyid))]
     BadSignedBy { name: String, keyid: String },
     #[error(
@@ -461,12 +465,17 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
         Some(_) => {
             let (id, k, v) = string_field(cx, table, "signed-by")?;
             let name = name.to_string();
-            if !matches!(source, LockedSource::Registry { .. }) {
-                return Err(cx.at(k, v, LockfileErrorKind::SignedByElsewhere { name }));
-            }
-            if !skillpm_core::signing::valid_key_id(id) {
-                let keyid = id.to_string();
-                return Err(cx.at(k, v, LockfileErrorKind::BadSignedBy { name, keyid }));
+            match &source {
+                LockedSource::Registry { .. } if !skillpm_core::signing::valid_key_id(id) => {
+                    let keyid = id.to_string();
+                    return Err(cx.at(k, v, LockfileErrorKind::BadSignedBy { name, keyid }));
+                }
+                LockedSource::Git { .. } if !valid_commit_signer(id) => {
+                    let signer = id.to_string();
+                    return Err(cx.at(k, v, LockfileErrorKind::BadCommitSigner { name, signer }));
+                }
+                LockedSource::Registry { .. } | LockedSource::Git { .. } => {}
+                _ => return Err(cx.at(k, v, LockfileErrorKind::SignedByElsewhere { name })),
             }
             Some(id.to_string())
         }
@@ -485,6 +494,22 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
         },
         name_line,
     ))
+}
+
+/// A git entry's `signed-by`: `PRINCIPALS (SHA256:FINGERPRINT)`, as
+/// `[trust]` records who signed the commit; one line, bounded.
+fn valid_commit_signer(s: &str) -> bool {
+    let Some((principals, fp)) = s.strip_suffix(')').and_then(|s| s.rsplit_once(" (SHA256:"))
+    else {
+        return false;
+    };
+    !principals.is_empty()
+        && s.len() <= 1024
+        && !s.chars().any(char::is_control)
+        && !fp.is_empty()
+        && fp
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
 }
 
 /// `dependencies = ["a", "b"]`: valid names, sorted and unique (the

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use toml_edit::{Document, DocumentMut, InlineTable, Item, Key, Value};
 
 mod audit;
+mod trust;
 pub use audit::{Allow, AuditPolicy, Waiver};
+pub use trust::TrustPolicy;
 
 /// The parsed, validated manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -39,6 +41,8 @@ pub struct Manifest {
     pub github_base: Option<String>,
     /// `[audit]`: what `skillpm audit` fails on, and accepted findings.
     pub audit: AuditPolicy,
+    /// `[trust]`: whose signatures git dependencies' commits must carry.
+    pub trust: TrustPolicy,
 }
 
 /// One entry of `[skills]`.
@@ -170,6 +174,8 @@ pub enum ManifestErrorKind {
     BadGitHubBase(#[source] SpecError),
     #[error("[audit] {0}")]
     Audit(String),
+    #[error("[trust] {0}")]
+    Trust(String),
 }
 
 /// The registry that needs no `[registries]` entry: its URL comes from the
@@ -282,6 +288,10 @@ impl Manifest {
 
         if let Some((key, item)) = root.get_key_value("audit") {
             m.audit = audit::parse(&cx, key, item)?;
+        }
+
+        if let Some((key, item)) = root.get_key_value("trust") {
+            m.trust = trust::parse(&cx, key, item)?;
         }
 
         if let Some((key, item)) = root.get_key_value("install") {

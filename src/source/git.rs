@@ -21,6 +21,7 @@ mod objects;
 mod pack;
 mod process;
 mod remote;
+pub mod signing;
 
 pub use discover::FoundSkill;
 
@@ -178,6 +179,11 @@ pub struct GitSource {
     handles: Arc<export::Handles>,
     /// `url#commit:path` → the packed skill.
     packs: Memo<Packed>,
+    /// skills.toml's `[trust] git-allowed-signers`, read: every locked
+    /// commit must be signed by one of them.
+    signers: Option<Arc<signing::AllowedSigners>>,
+    /// `url#commit` → who signed it, checked against `signers`.
+    signed: Memo<String>,
 }
 
 impl GitSource {
@@ -196,7 +202,74 @@ impl GitSource {
             readers: Mutex::new(HashMap::new()),
             handles: Arc::default(),
             packs: Mutex::new(HashMap::new()),
+            signers: None,
+            signed: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Requires every commit this source resolves or fetches to be signed
+    /// by one of `signers`.
+    pub fn require_signers(&mut self, signers: signing::AllowedSigners) {
+        self.signers = Some(Arc::new(signers));
+    }
+
+    /// Whether `[trust]` requires signed commits.
+    pub fn requires_signers(&self) -> bool {
+        self.signers.is_some()
+    }
+
+    /// With `[trust]` set, checks the locked commit's signature (fetching
+    /// the commit if the clone lacks it); who signed it.
+    pub async fn check_locked(&self, locked: &LockedSkill) -> Result<Option<String>, SourceError> {
+        let LockedSource::Git { url, commit } = &locked.source else {
+            return Ok(None);
+        };
+        if self.signers.is_none() {
+            return Ok(None);
+        }
+        self.present(url, commit).await?;
+        self.check_signed(locked.name.as_str(), url, commit).await
+    }
+
+    /// Who signed `commit` of `url`, when this run checked it.
+    pub fn signer(&self, url: &GitUrl, commit: &str) -> Option<String> {
+        let key = format!("{}#{commit}", url.redacted());
+        let map = self.signed.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&key).and_then(|c| c.get().cloned())
+    }
+
+    /// With `[trust]` set, who signed `commit` of `url` (once per run),
+    /// or the refusal of the skill `name`; `None` without `[trust]`.
+    async fn check_signed(
+        &self,
+        name: &str,
+        url: &GitUrl,
+        commit: &str,
+    ) -> Result<Option<String>, SourceError> {
+        let Some(signers) = self.signers.clone() else {
+            return Ok(None);
+        };
+        let key = format!("{}#{commit}", url.redacted());
+        let signer = memo(&self.signed, key)
+            .get_or_try_init(|| {
+                let (u, c, n) = (url.clone(), commit.to_string(), name.to_string());
+                self.blocking(move |cache| {
+                    let repo = clone_dir(cache, &u);
+                    let data =
+                        objects::commit_data(&objects::open(&repo, &u)?.to_thread_local(), &c);
+                    let refused = |reason: String| SourceError::UnsignedCommit {
+                        name: n.clone(),
+                        commit: c.chars().take(12).collect(),
+                        url: u.redacted(),
+                        reason,
+                    };
+                    let data = data.ok_or_else(|| refused("is not in the clone".into()))?;
+                    signers.check(&data).map_err(|r| refused(r.to_string()))
+                })
+            })
+            .await?
+            .clone();
+        Ok(Some(signer))
     }
 
     /// Runs git work that keeps a core busy (reading, packing) on the
@@ -550,6 +623,7 @@ impl Source for GitSource {
             };
             let commit = self.commit_of(url, reference.as_ref()).await?;
             let p = self.pack(url, &commit, sub.as_deref()).await?;
+            let signed_by = self.check_signed(p.name.as_str(), url, &commit).await?;
             Ok(Resolution {
                 locked: LockedSkill {
                     name: p.name,
@@ -565,7 +639,7 @@ impl Source for GitSource {
                     path: sub.clone(),
                     tree: Some(p.tree_id),
                     dependencies: Vec::new(),
-                    signed_by: None,
+                    signed_by,
                 },
                 packed: Some(p.tree),
             })
@@ -582,6 +656,7 @@ impl Source for GitSource {
             unreachable!("GitSource is only handed git packages")
         };
         let asked = self.present(url, commit).await?;
+        self.check_signed(locked.name.as_str(), url, commit).await?;
         let made = |tree| match asked {
             true => Package::Made(tree),
             false => Package::Cached(tree),

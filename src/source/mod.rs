@@ -120,6 +120,60 @@ impl Sources {
         }
     }
 
+    /// Holds git sources to skills.toml's `[trust]`: with
+    /// `git-allowed-signers` set (a path relative to `project_dir`), every
+    /// git commit resolved or fetched must be signed by a key it lists.
+    pub fn trust(
+        &mut self,
+        policy: &crate::project::manifest::TrustPolicy,
+        project_dir: &std::path::Path,
+    ) -> Result<(), SourceError> {
+        let Some(file) = &policy.git_allowed_signers else {
+            return Ok(());
+        };
+        let path = project_dir.join(file);
+        let text =
+            skillpm_core::bounded::read_to_string(&path, git::signing::MAX_ALLOWED_SIGNERS_BYTES)
+                .map_err(|e| SourceError::Trust(format!("cannot read {}: {e}", path.display())))?;
+        let signers = git::signing::AllowedSigners::parse(&text)
+            .map_err(|e| SourceError::Trust(format!("{}: {e}", path.display())))?;
+        if signers.is_empty() {
+            return Err(SourceError::Trust(format!(
+                "{} lists no signers, so no commit could be accepted; add a line `PRINCIPAL ssh-ed25519 AAAA...`",
+                path.display()
+            )));
+        }
+        self.git.require_signers(signers);
+        Ok(())
+    }
+
+    /// With `[trust]` set, checks the signature of every git commit of
+    /// `lock`, each once per run, before anything is installed: a lock
+    /// written before `[trust]` was, or edited, is held to it too.
+    pub async fn check_signed_commits(
+        &self,
+        lock: &crate::project::lockfile::Lockfile,
+    ) -> Result<(), SourceError> {
+        for s in &lock.skills {
+            self.git.check_locked(s).await?;
+        }
+        Ok(())
+    }
+
+    /// What skills.lock records as having signed a git package's commit:
+    /// the signer this run checked under `[trust]`, or (checked in an
+    /// earlier run, not needed now) what the lock said; nothing without
+    /// `[trust]`. `None` for any other source.
+    pub fn commit_signer(&self, locked: &LockedSkill) -> Option<String> {
+        match &locked.source {
+            LockedSource::Git { url, commit } if self.git.requires_signers() => self
+                .git
+                .signer(url, commit)
+                .or_else(|| locked.signed_by.clone()),
+            _ => None,
+        }
+    }
+
     /// Resolves `req` with the source of its kind and checks that the
     /// package is the one the manifest names.
     pub async fn resolve(
@@ -357,6 +411,18 @@ pub enum SourceError {
         /// One sanitized line per skill: command, name, description.
         listing: String,
     },
+    /// A git commit `[trust]` refuses: unsigned, or not by a listed key.
+    #[error("refusing {name}: commit {commit} of {url} {reason}; skills.toml's [trust] git-allowed-signers requires a signature by a key it lists")]
+    UnsignedCommit {
+        name: String,
+        /// The first 12 hex digits.
+        commit: String,
+        url: String,
+        reason: String,
+    },
+    /// skills.toml's `[trust]` names a file that cannot be used.
+    #[error("[trust] git-allowed-signers: {0}")]
+    Trust(String),
     #[error("a background task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
     #[error("cannot run a fetch on a thread of its own: {0}")]

@@ -21,6 +21,7 @@ mod git_export;
 mod git_fetch_once;
 mod git_https;
 mod git_pack_bomb;
+mod git_signing;
 mod hidden_text;
 mod hostile_files;
 mod hostile_packages;

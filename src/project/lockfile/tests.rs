@@ -486,7 +486,17 @@ fn signed_by_round_trips_after_the_checksum_and_only_on_registry_entries() {
         (
             "path+./x",
             "\"0123456789abcdef\"",
-            "is not a registry source",
+            "is not a registry or git source",
+        ),
+        (
+            "git+https://h/r.git#0123456789abcdef0123456789abcdef01234567",
+            "\"0123456789abcdef\"",
+            "principals and key fingerprint",
+        ),
+        (
+            "git+https://h/r.git#0123456789abcdef0123456789abcdef01234567",
+            "\"a (SHA256:x y)\"",
+            "principals and key fingerprint",
         ),
     ] {
         let text = format!(
@@ -496,4 +506,25 @@ fn signed_by_round_trips_after_the_checksum_and_only_on_registry_entries() {
         assert_eq!(e.line, 7, "{e}");
         assert!(e.to_string().contains(wanted), "{e}");
     }
+}
+
+#[test]
+fn a_git_entry_records_who_signed_its_commit() {
+    let mut lock = Lockfile::default();
+    let signer =
+        "alice@example.com,alice@corp (SHA256:J2jRx4lRKOqP1bH1mXcTnsbYm6Dqy6cJ0nR2mTqG7wA)";
+    for mut s in sample() {
+        if matches!(s.source, LockedSource::Git { .. }) {
+            s.signed_by = Some(signer.into());
+        }
+        lock.upsert(s);
+    }
+    let text = lock.to_toml_string();
+    assert!(
+        text.contains(&format!("signed-by = \"{signer}\"\n")),
+        "{text}"
+    );
+    let back = parse(&text).unwrap();
+    assert_eq!(back, lock);
+    assert_eq!(back.to_toml_string(), text);
 }

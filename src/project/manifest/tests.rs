@@ -350,3 +350,26 @@ fn well_known_entries_and_the_github_base() {
     assert_eq!(parse(&text).unwrap().skills[&name("docs")], dep);
     assert!(text.starts_with("# keep\n"), "{text}");
 }
+
+#[test]
+fn the_trust_table_names_an_allowed_signers_file() {
+    let m = parse("[trust]\ngit-allowed-signers = \".skillpm/allowed_signers\"\n").unwrap();
+    assert_eq!(
+        m.trust.git_allowed_signers.as_deref(),
+        Some(".skillpm/allowed_signers")
+    );
+    assert_eq!(parse("").unwrap().trust, TrustPolicy::default());
+    for (text, wanted) in [
+        ("[trust]\ngit-allowed-signers = 7\n", "must be the path"),
+        ("[trust]\ngit-allowed-signers = \"\"\n", "must be the path"),
+        (
+            "[trust]\ngit-gpg-keyring = \"k\"\n",
+            "GPG signatures are not checked",
+        ),
+        ("[trust]\nsigners = \"k\"\n", "unknown key `trust.signers`"),
+        ("trust = 1\n", "`trust` must be a table"),
+    ] {
+        let e = err(text);
+        assert!(e.to_string().contains(wanted), "{text}: {e}");
+    }
+}

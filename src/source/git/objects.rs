@@ -109,3 +109,11 @@ pub(super) fn tags(repo: &gix::Repository) -> Vec<String> {
         .map(|r| r.name().shorten().to_string())
         .collect()
 }
+
+/// The raw bytes of `commit` (without git's `commit <size>` prefix), for
+/// checking its signature; `None` when the clone does not hold it.
+pub(super) fn commit_data(repo: &gix::Repository, commit: &str) -> Option<Vec<u8>> {
+    let id = ObjectId::from_hex(commit.as_bytes()).ok()?;
+    let object = repo.find_object(id).ok()?;
+    (object.kind == gix::object::Kind::Commit).then(|| object.data.clone())
+}
