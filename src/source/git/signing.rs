@@ -84,7 +84,7 @@ impl AllowedSigners {
     /// `git`. What signed it: `principals (SHA256:fingerprint)`.
     pub fn check(&self, data: &[u8]) -> Result<String, Refusal> {
         let (signature, signed) = gix::objs::CommitRefIter::signature(data, gix::hash::Kind::Sha1)
-            .map_err(|e| Refusal::Unreadable(e.to_string()))?
+            .map_err(|e| Refusal::Unreadable(format!("does not parse as a commit: {e}")))?
             .ok_or(Refusal::Unsigned)?;
         let signature: &[u8] = signature.as_ref();
         let text = String::from_utf8_lossy(signature);
@@ -94,11 +94,12 @@ impl AllowedSigners {
         }
         if !text.starts_with("-----BEGIN SSH SIGNATURE-----") {
             return Err(Refusal::Unreadable(
-                "its signature is neither SSH nor GPG".into(),
+                "has a signature that is neither SSH nor GPG".into(),
             ));
         }
-        let sig = SshSig::from_pem(text.as_bytes())
-            .map_err(|e| Refusal::Unreadable(format!("its SSH signature does not parse: {e}")))?;
+        let sig = SshSig::from_pem(text.as_bytes()).map_err(|e| {
+            Refusal::Unreadable(format!("has an SSH signature that does not parse: {e}"))
+        })?;
         let fingerprint = sig.public_key().fingerprint(HashAlg::Sha256).to_string();
         let listed: Vec<&Signer> = self
             .signers
@@ -143,17 +144,17 @@ impl Signer {
 /// Why a commit's signature is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    #[error("it is not signed")]
+    #[error("is not signed")]
     Unsigned,
-    #[error("it is signed with GPG; only SSH signatures are checked")]
+    #[error("is signed with GPG; only SSH signatures are checked")]
     Gpg,
     #[error("{0}")]
     Unreadable(String),
-    #[error("it is signed by {fingerprint}, which the allowed signers do not list")]
+    #[error("is signed by {fingerprint}, which the allowed signers do not list")]
     NotAllowed { fingerprint: String },
-    #[error("it is signed by {fingerprint}, whose line in the allowed signers does not allow the `git` namespace")]
+    #[error("is signed by {fingerprint}, whose line in the allowed signers does not allow the `git` namespace")]
     Namespace { fingerprint: String },
-    #[error("its signature by {fingerprint} does not verify: {detail}")]
+    #[error("has a signature by {fingerprint} that does not verify: {detail}")]
     Bad { fingerprint: String, detail: String },
 }
 
