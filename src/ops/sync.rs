@@ -277,11 +277,12 @@ impl<'a> Run<'a> {
 
     /// `new` with each registry entry downloaded this run recording the
     /// key its index entry was signed by (verified, and held to the old
-    /// lock's pin, before the download).
+    /// lock's pin, before the download), and each git entry who signed
+    /// its commit under skills.toml's `[trust]`.
     fn signed(&self, mut new: Lockfile) -> Lockfile {
         for s in &mut new.skills {
-            if let LockedSource::Git { .. } = &s.source {
-                s.signed_by = self.sources.commit_signer(s);
+            if let Some(signer) = self.sources.commit_signer(s) {
+                s.signed_by = signer;
                 continue;
             }
             let LockedSource::Registry { url } = &s.source else {

@@ -160,18 +160,22 @@ impl Sources {
         Ok(())
     }
 
-    /// What skills.lock records as having signed a git package's commit:
-    /// the signer this run checked under `[trust]`, or (checked in an
-    /// earlier run, not needed now) what the lock said; nothing without
-    /// `[trust]`. `None` for any other source.
-    pub fn commit_signer(&self, locked: &LockedSkill) -> Option<String> {
-        match &locked.source {
-            LockedSource::Git { url, commit } if self.git.requires_signers() => self
+    /// For a git package, what skills.lock records as having signed its
+    /// commit: the signer this run checked under `[trust]` (every locked
+    /// commit is, by [`Sources::check_signed_commits`]), else what the
+    /// lock said; nothing without `[trust]`. `None` for any other source,
+    /// whose `signed-by` is its own.
+    pub fn commit_signer(&self, locked: &LockedSkill) -> Option<Option<String>> {
+        let LockedSource::Git { url, commit } = &locked.source else {
+            return None;
+        };
+        Some(match self.git.requires_signers() {
+            true => self
                 .git
                 .signer(url, commit)
                 .or_else(|| locked.signed_by.clone()),
-            _ => None,
-        }
+            false => None,
+        })
     }
 
     /// Resolves `req` with the source of its kind and checks that the

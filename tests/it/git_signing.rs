@@ -189,6 +189,24 @@ fn a_commit_signed_by_an_allowed_key_installs_and_the_lock_records_the_signer() 
         std::fs::read_to_string(f.project.join("skills.lock")).unwrap(),
         lock
     );
+
+    // The key's line removed (a leak, say): the next run refuses what it
+    // signed, installed and locked or not.
+    let (_, bob, _) = keygen(&keys, "bob");
+    f.write(
+        &f.project,
+        "allowed_signers",
+        format!("bob@example.com {bob}\n"),
+    );
+    let before = project_state(&f);
+    let out = f.skillpm(&["--quiet", "install", "--locked"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&fingerprint) && err.contains("do not list"),
+        "{err}"
+    );
+    assert!(tree::changes(&before, &project_state(&f)).is_none());
 }
 
 #[test]
