@@ -718,6 +718,11 @@ pub fn init_template() -> &'static str {
 # [install]
 # Directories skills are installed into:
 # targets = [".agents/skills", ".claude/skills"]
+
+# [trust]
+# Git dependencies' commits must be signed by a key listed in this file
+# (git's allowed_signers format, relative to this directory):
+# git-allowed-signers = ".skillpm/allowed_signers"
 "#
 }
 
