@@ -36,8 +36,8 @@ const CONCURRENCY: usize = 16;
 /// How many registry index reads of one level are in flight at once. An
 /// index file is small and bounded, and over HTTP/2 the reads share one
 /// connection (the server's stream limit queues the rest), so a level
-/// costs one round trip, not one per 16 packages: a cold add of 560
-/// packages on the bottom level waited for 35 round trips at 16.
+/// costs one round trip, not one per 16 packages (BENCHMARKS.md,
+/// "deps_registry.py").
 const INDEX_CONCURRENCY: usize = 256;
 
 /// The most skills one graph may hold: packages choose what else is

@@ -95,8 +95,9 @@ const HTTP2_IN_FLIGHT: usize = 256;
 /// connection. Once the first request has its answer (or has failed),
 /// the rest go [`HTTP2_IN_FLIGHT`] at a time over that one HTTP/2
 /// connection, so a level of a dependency graph costs one round trip, or
-/// [`HTTP1_IN_FLIGHT`] at a time over as many HTTP/1.1 connections: 64
-/// clients of one registry with 256 connections each ran its room out.
+/// [`HTTP1_IN_FLIGHT`] at a time over as many HTTP/1.1 connections, so
+/// many clients of one registry do not run its open files out
+/// (tests/it/load.rs).
 /// A request holds its place until its answer's headers are in.
 #[derive(Debug)]
 pub struct FirstAlone {
