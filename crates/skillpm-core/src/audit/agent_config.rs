@@ -8,22 +8,19 @@
 //! turns it into an attack is the skill also telling the agent to keep
 //! quiet, and only that pair is an error.
 
+use super::pattern;
 use super::rules;
 use super::source::{cut_chars, Source};
 use crate::text::sanitize;
 use regex::Regex;
 use std::sync::LazyLock;
 
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("audit pattern compiles")
-}
-
 /// Agent memory and config files, lowercase (the patterns here run on
 /// [`Source::lower`]). OpenClaw's workspace files (SOUL.md, MEMORY.md,
 /// HEARTBEAT.md, IDENTITY.md) are its agent's memory; its more generic
 /// names (USER.md, TOOLS.md) are left out.
 static TARGET: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"(?:claude\.md|claude\.local\.md|agents\.md|gemini\.md|\.claude[/\\]+settings(?:\.local)?\.json|\.cursorrules|\.cursor[/\\]+(?:rules|mcp\.json)|\.windsurfrules|\.clinerules|\.codex[/\\]+[^\s`'\x22)]*|\.gemini[/\\]+[^\s`'\x22)]*|copilot-instructions\.md|\.mcp\.json|(?-u:\b)mcp\.json|claude_desktop_config\.json|soul\.md|memory\.md|heartbeat\.md|identity\.md)(?-u:\b)",
     )
 });
@@ -34,33 +31,37 @@ static TARGET: LazyLock<Regex> = LazyLock::new(|| {
 /// the stretch of line before each [`TARGET`] match (verbs such as "add"
 /// and redirections are everywhere; targets are rare).
 static WRITE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?x)
+    pattern::text(
+        r#"(?x)
         (?:(?-u:\b)(?:write|writes|writing|append|appends|appending|add|adds|adding|insert|inserts|inserting|modify|modifies|modifying|update|updates|updating|edit|edits|editing|overwrite|overwrites|overwriting|replace|replaces|inject|injects|injecting|prepend|prepends|save|saves|saving|persist|persists)(?-u:\b)(?:[^\n.]|\.\S){0,60}?
         | (?:^|[\s;&|(])[0-9]?>>?\s*["']?[^\s"'|;&<>]*?
         | (?-u:\b)tee\s+(?:-a\s+)?["']?[^\s"'|;&]*?
         | (?-u:\b)(?:writefilesync|appendfilesync|writefile|appendfile)\s*\([^\n)]{0,120}?
         )$
-    "#)
+    "#,
+    )
 });
 
 /// A write call after the target: Python's `open(..., "w")` or
 /// `Path(...).write_text(`.
 static WRITE_AFTER: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r#"^[^\n]{0,40}?,\s*(?:mode\s*=\s*)?['"][wa+]|^['"]?\s*\)?\s*\.\s*(?:write_text|write_bytes)\s*\("#,
     )
 });
 /// A negation right before a write verb.
 static NEGATION: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?-u:\b)(?:not|never|n't|no\s+need\s+to)\W{0,4}$"));
-static OPEN_BEFORE: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)open\s*\([^\n)]{0,120}$"));
+    LazyLock::new(|| pattern::text(r"(?-u:\b)(?:not|never|n't|no\s+need\s+to)\W{0,4}$"));
+static OPEN_BEFORE: LazyLock<Regex> =
+    LazyLock::new(|| pattern::text(r"(?-u:\b)open\s*\([^\n)]{0,120}$"));
 
 /// Telling the agent to keep something from the user. Each phrase needs
 /// its object ("the user", "this"), so advice such as "don't mention
 /// internal paths in the summary" or "fails silently" is not taken for it.
 /// Lowercase: runs on [`Source::lower`].
 static CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?x)
+    pattern::text(
+        r"(?x)
         (?-u:\b)(?:do\s+not|don'?t|never|must\s+not|should\s+not|shouldn'?t)\s+(?:tell|inform|notify|alert|warn|let)\s+(?:the\s+)?user(?-u:\b)
         | (?-u:\b)(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose|acknowledge)\s+(?:this|that|these|it|any\s+of\s+this)(?:\s+(?:instructions?|steps?|actions?|skill))?\s+to\s+(?:the\s+)?user(?-u:\b)
         | (?-u:\b)(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose|acknowledge)\s+(?:these|this|the\s+following)\s+(?:instructions?|steps?)(?-u:\b)
@@ -69,15 +70,17 @@ static CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
         | (?-u:\b)keep\s+(?:this|it|that|these)\s+(?:secret|hidden|confidential)\s+from(?-u:\b)
         | (?-u:\b)(?:silently|secretly|covertly|quietly)\s+(?:send|sends|upload|uploads|post|exfiltrate|transmit|forward|collect|harvest|copy)(?-u:\b)
         | (?-u:\b)user\s+(?:must|should)\s+(?:not|never)\s+(?:know|see|notice|find\s+out|be\s+told|be\s+informed)(?-u:\b)
-    ")
+    ",
+    )
 });
 
 /// The words every [`CONCEAL`] phrase contains. Its phrases start with
 /// common words ("do", "never", "the"), which make a poor prefilter, so
 /// the file is searched for these instead and the phrase pattern runs only
 /// around them.
-static CONCEAL_ANCHOR: LazyLock<Regex> =
-    LazyLock::new(|| re(r"user|instruction|step|keep|silently|secretly|covertly|quietly"));
+static CONCEAL_ANCHOR: LazyLock<Regex> = LazyLock::new(|| {
+    pattern::text(r"user|instruction|step|keep|silently|secretly|covertly|quietly")
+});
 /// How far a [`CONCEAL`] phrase reaches before and after its anchor word.
 const CONCEAL_REACH: (usize, usize) = (120, 60);
 
@@ -112,7 +115,7 @@ fn conceals(lower: &str) -> Vec<(usize, usize)> {
 fn word_edges(s: &str, from: usize, to: usize) -> (usize, usize) {
     let bytes = s.as_bytes();
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'\'';
-    let mut from = floor(s, from);
+    let mut from = pattern::floor_char_boundary(s, from);
     let mut to = to.min(s.len());
     while to < s.len() && !s.is_char_boundary(to) {
         to += 1;
@@ -135,7 +138,8 @@ fn writes(src: &Source) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for t in TARGET.find_iter(lower) {
         let line_start = lower[..t.start()].rfind('\n').map_or(0, |i| i + 1);
-        let from = floor(lower, t.start().saturating_sub(160).max(line_start));
+        let from =
+            pattern::floor_char_boundary(lower, t.start().saturating_sub(160).max(line_start));
         let before = &lower[from..t.start()];
         let line_end = lower[t.end()..]
             .find('\n')
@@ -155,13 +159,6 @@ fn writes(src: &Source) -> Vec<(usize, usize)> {
         }
     }
     out
-}
-
-fn floor(s: &str, mut at: usize) -> usize {
-    while at > 0 && !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 pub(super) fn check(src: &mut Source) {

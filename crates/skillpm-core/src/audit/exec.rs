@@ -9,16 +9,12 @@
 //! syntax. The skills that trip these rules by describing attacks (scanners,
 //! security guides) are few, and a human can wave them through.
 
+use super::pattern::{self, code_matches, Words};
 use super::rules;
 use super::source::{cut_chars, Source};
 use crate::text::sanitize;
-use regex::Regex;
+use regex::{bytes, Regex};
 use std::sync::LazyLock;
-
-/// Compiles one of this module's constant patterns.
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("audit pattern compiles")
-}
 
 // Every pattern here runs on the lowercased text ([`Source::lower`]) and
 // is written in lowercase.
@@ -28,8 +24,9 @@ fn re(pattern: &str) -> Regex {
 /// `| python -m json.tool` read stdin as data).
 const SHELL: &str = r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:/usr/bin/|/bin/|/usr/local/bin/)?(?:(?:(?:ba|z|da|k|fi|tc|c)?sh)(?-u:\b)(?:\s+-c(?-u:\b))?|iex(?-u:\b)|invoke-expression(?-u:\b)|(?:python[0-9.]*|perl|ruby|node|php)(?:\s+-)?\s*(?:$|[;&)|`'\x22]))";
 
-/// Download commands, for [`PIPE_TO_SHELL`] and its gate.
-const FETCHERS: &[&str] = &[
+/// Download commands: [`PIPE_TO_SHELL`] and [`FETCH_INTO_SHELL`] cannot
+/// match without one.
+static FETCHERS: Words = Words::new(&[
     "curl",
     "wget",
     "iwr",
@@ -38,10 +35,14 @@ const FETCHERS: &[&str] = &[
     "invoke-restmethod",
     "downloadstring",
     "net.webclient",
-];
+]);
+/// Process substitution: [`FETCH_INTO_SHELL`]'s shells need it.
+static SUBSTITUTIONS: Words = Words::new(&["<(", "$("]);
+/// PowerShell's eval, [`FETCH_INTO_SHELL`]'s other way in.
+static POWERSHELL_EVAL: Words = Words::new(&["iex", "invoke-expression"]);
 
-static PIPE_TO_SHELL: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
+static PIPE_TO_SHELL: LazyLock<bytes::Regex> = LazyLock::new(|| {
+    pattern::code(&format!(
         r"(?m)(?-u:\b)(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring)(?-u:\b)[^\n|]{{0,400}}\|\s*{SHELL}"
     ))
 });
@@ -51,23 +52,28 @@ static PIPE_TO_SHELL: LazyLock<Regex> = LazyLock::new(|| {
 /// (Dot-sourcing, `. <(curl ...)`, is left out: a pattern that starts at
 /// every `.` would cost more than the rare form is worth.)
 static FETCH_INTO_SHELL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?x)
+    pattern::text(
+        r#"(?x)
         (?-u:\b)(?:(?:ba|z|k|da)?sh|source)\s+<\(\s*(?:curl|wget)(?-u:\b)
         | (?-u:\b)(?:(?:ba|z|k|da)?sh\s+-c|eval)\s+["']?\$\(\s*(?:curl|wget)(?-u:\b)
         | (?-u:\b)(?:iex|invoke-expression)\s*[(\s]\s*\(?\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object\s+(?:system\.)?net\.webclient)(?-u:\b)
-    "#)
+    "#,
+    )
 });
 
 /// A base64 (or hex) decoder's output piped into something that runs it.
-static DECODE_PIPE: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
+static DECODE_PIPE: LazyLock<bytes::Regex> = LazyLock::new(|| {
+    pattern::code(&format!(
         r"(?m)(?:(?-u:\b)base64\s+(?:-[a-z]*d[a-z]*|--decode)(?-u:\b)|(?-u:\b)xxd\s+-(?:r\s+-p|rp|pr|r)(?-u:\b)|(?-u:\b)openssl\s+(?:base64|enc\s+-base64)\s+-d(?-u:\b))[^\n|;]{{0,200}}\|\s*{SHELL}"
     ))
 });
 
+/// The commands [`DECODE_PIPE`] starts with, its gate.
+static DECODE_COMMANDS: Words = Words::new(&["base64", "xxd", "openssl"]);
+
 /// Words [`DECODE_EVAL`] cannot match without: it has no rare literal to
 /// start from, so it runs only where one of these is.
-const DECODERS: &[&str] = &[
+static DECODERS: Words = Words::new(&[
     "base64",
     "xxd",
     "codecs",
@@ -78,32 +84,35 @@ const DECODERS: &[&str] = &[
     "atob",
     "powershell",
     "pwsh",
-];
+]);
 
 /// A decoder's output handed to `eval`, `sh -c` or process substitution,
 /// and the same in Python, JavaScript and PowerShell.
-static DECODE_EVAL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?x)
+static DECODE_EVAL: LazyLock<bytes::Regex> = LazyLock::new(|| {
+    pattern::code(
+        r#"(?x)
         (?-u:\b)(?:eval|(?:ba|z|k|da)?sh\s+-c|source)\s+["']?(?:\$\(|`)[^\n]{0,400}?(?:base64\s+(?:-[a-z]*d[a-z]*|--decode)|xxd\s+-r)
         | (?-u:\b)(?:(?:ba|z|k|da)?sh|source)\s+<\([^\n)]{0,400}(?:base64\s+(?:-[a-z]*d[a-z]*|--decode)|xxd\s+-r)
         | (?-u:\b)(?:exec|eval)\s*\(\s*(?:compile\s*\(\s*)?(?:__import__\s*\(\s*['"](?:base64|codecs|zlib|marshal|binascii)['"]\s*\)\s*\.|base64\s*\.\s*(?:b64|b32|b16|a85|b85|urlsafe_b64)decode|codecs\s*\.\s*decode|bytes\s*\.\s*fromhex|zlib\s*\.\s*decompress|marshal\s*\.\s*loads|binascii\s*\.\s*(?:a2b_base64|unhexlify))
         | (?-u:\b)(?:eval|function)\s*\(\s*(?:atob\s*\(|buffer\s*\.\s*from\s*\([^\n)]{0,400}['"]base64['"])
         | (?-u:\b)(?:powershell|pwsh)(?:\.exe)?(?:\s+-\w+)*\s+-(?:e|ec|enc|encodedcommand)\s+[a-z0-9+/=]{16,}
         | (?-u:\b)(?:iex|invoke-expression)[^\n]{0,80}frombase64string
-    "#)
+    "#,
+    )
 });
 
 /// A literal base64 blob (in the original text: case matters), to show
 /// what a decoded payload says.
-static BASE64_BLOB: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z0-9+/]{16,}={0,2}"));
+static BASE64_BLOB: LazyLock<Regex> = LazyLock::new(|| pattern::text(r"[A-Za-z0-9+/]{16,}={0,2}"));
 
-static URL: LazyLock<Regex> =
-    LazyLock::new(|| re(r#"(?-u:\b)(https?)://([^/\s"'`<>()\[\]]+)([^\s"'`<>()\[\]]*)"#));
+static URL: LazyLock<Regex> = LazyLock::new(|| {
+    pattern::text(r#"(?-u:\b)(https?)://([^/\s"'`<>()\[\]]+)([^\s"'`<>()\[\]]*)"#)
+});
 
 /// A URL on one of [`PASTE_HOSTS`].
 static PASTE_URL: LazyLock<Regex> = LazyLock::new(|| {
     let hosts: Vec<String> = PASTE_HOSTS.iter().map(|h| regex::escape(h)).collect();
-    re(&format!(
+    pattern::text(&format!(
         r#"https?://(?:[a-z0-9-]+\.)*(?:{})(?:[/:?#\s"'`)\]>]|$)[^\s"'`<>()\[\]]*"#,
         hosts.join("|")
     ))
@@ -220,15 +229,17 @@ pub(super) fn check(src: &mut Source) {
 fn pipes(src: &mut Source) {
     let text = src.text;
     let lower = src.lower;
-    let mut hits: Vec<(usize, usize)> = PIPE_TO_SHELL
-        .find_iter(lower)
-        .map(|m| (m.start(), m.end()))
+    // Both patterns need a download command: without one, neither runs
+    // (nor is compiled, which is most of what a short scan costs).
+    if !src.has_any(&FETCHERS) {
+        return;
+    }
+    let mut hits: Vec<(usize, usize)> = code_matches(&PIPE_TO_SHELL, lower)
+        .map(|m| (m.start, m.end))
         .collect();
     // This pattern's first words are short and common (`sh`, `eval`), so
     // it runs only where its other half could be.
-    if src.has_any(&["<(", "$("]) && src.has_any(FETCHERS)
-        || src.has_any(&["iex", "invoke-expression"])
-    {
+    if src.has_any(&SUBSTITUTIONS) || src.has_any(&POWERSHELL_EVAL) {
         hits.extend(
             FETCH_INTO_SHELL
                 .find_iter(lower)
@@ -264,12 +275,15 @@ fn pipes(src: &mut Source) {
 fn decoded(src: &mut Source) {
     let text = src.text;
     let lower = src.lower;
-    let mut hits: Vec<(usize, usize)> = DECODE_PIPE
-        .find_iter(lower)
-        .map(|m| (m.start(), m.end()))
-        .collect();
-    if src.has_any(DECODERS) {
-        hits.extend(DECODE_EVAL.find_iter(lower).map(|m| (m.start(), m.end())));
+    let mut hits: Vec<(usize, usize)> = if src.has_any(&DECODE_COMMANDS) {
+        code_matches(&DECODE_PIPE, lower)
+            .map(|m| (m.start, m.end))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if src.has_any(&DECODERS) {
+        hits.extend(code_matches(&DECODE_EVAL, lower).map(|m| (m.start, m.end)));
     }
     for (start, end) in hits {
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
@@ -325,13 +339,13 @@ pub(crate) fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-static CHMOD_X: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+static CHMOD_X: LazyLock<bytes::Regex> = LazyLock::new(|| {
+    pattern::code(
         r"(?-u:\b)chmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*x[rwx]*|[0-7]?[0-7]*[1357][0-7]{0,2})\s+([^\s;&|]+)",
     )
 });
 static DOWNLOAD_TO_FILE: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"(?i)(?-u:\b)(?:curl|wget|iwr|invoke-webrequest)(?-u:\b)[^\n]*(?:\s-o\s*\S|\s-O(?:\s|$)|\s--output|\s-outfile|\s>\s*\S|\s-O\s*\S)",
     )
 });
@@ -342,11 +356,15 @@ static DOWNLOAD_TO_FILE: LazyLock<Regex> = LazyLock::new(|| {
 /// from where it landed is.
 fn download_and_run(src: &mut Source) {
     let text = src.text;
+    if !text.contains("chmod") {
+        return;
+    }
     let hits: Vec<(usize, usize, String)> = CHMOD_X
-        .captures_iter(text)
+        .captures_iter(text.as_bytes())
         .filter_map(|c| {
-            let m = c.get(0)?;
-            Some((m.start(), m.end(), c[1].to_string()))
+            let m = pattern::span(text, c.get(0)?);
+            let target = &text[pattern::span(text, c.get(1)?)];
+            Some((m.start, m.end, target.to_string()))
         })
         .collect();
     for (start, end, target) in hits {
@@ -414,26 +432,26 @@ fn lines_after(text: &str, at: usize, n: usize) -> &str {
 /// scripts, and release downloads of archives. The extension must end a
 /// path, not a host (`https://tool.app`, `https://cli.inference.sh`).
 static EXECUTABLE_LINK: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r#"https?://[^/\s"'`<>()\[\]]+/[^\s"'`<>()\[\]]*?(?:\.(?:exe|msi|scr|bat|cmd|ps1|dmg|pkg|appimage|deb|rpm|apk|jar|sh|zip|rar|7z)|/releases/download/[^\s"'`<>()\[\]]+)(?:[?#][^\s"'`<>()\[\]]*)?(?:[\s"'`<>()\[\]*]|$)"#,
     )
 });
 /// Words that present a download as required before the skill works.
 static PREREQUISITE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"(?ix)(?-u:\b)(?:prerequisites?|before\s+(?:using|you\s+(?:use|start|begin)|starting|running|proceeding)|install\s+(?:it\s+)?first|must\s+(?:be\s+)?(?:download|install|run)|required?\s+(?:tool|utility|to\s+function|authentication)|requires?\s+the\s+\S+\s+(?:utility|tool|cli|agent)|will\s+not\s+(?:work|function)\s+without|without\s+(?:it|this)[^.\n]{0,40}(?:not|cannot|won'?t)\s+(?:work|function)|run\s+the\s+(?:executable|installer|\.exe)|important(?-u:\b)\W{0,4}\s*(?:download|install|run))(?-u:\b)",
     )
 });
 /// An archive password, or the "extract using: <password>" disguise.
 static PASSWORD_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"(?ix)(?-u:\b)(?:(?:archive|zip|extraction|unzip|file)\s+)?(?:password|passcode|passphrase|pass)\s*(?:\*\*)?\s*[:=]|(?-u:\b)(?:with|using)\s+(?:the\s+)?(?:password|passcode|passphrase)(?-u:\b)|(?-u:\b)password[- ]protected(?-u:\b)|\(\s*extract\s+using\s*:\s*\S+",
     )
 });
 static ARCHIVE_WORDS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)(?-u:\b)(?:zip|rar|7z|archive)(?-u:\b)"));
+    LazyLock::new(|| pattern::text(r"(?i)(?-u:\b)(?:zip|rar|7z|archive)(?-u:\b)"));
 static RUN_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"(?i)(?-u:\b)(?:execute|run|paste|copy)(?-u:\b)[^\n]{0,80}(?-u:\b)(?:terminal|command|shell|installation|installer|console)(?-u:\b)",
     )
 });
@@ -491,14 +509,8 @@ fn prerequisites(src: &mut Source) {
 fn paragraph(text: &str, start: usize, end: usize) -> &str {
     let before = lines_before(text, start, 3);
     let after = lines_after(text, end, 3);
-    let from = floor(text, (start - before.len()).max(start.saturating_sub(600)));
-    let to = floor(text, (end + after.len()).min(end + 600));
+    let from =
+        pattern::floor_char_boundary(text, (start - before.len()).max(start.saturating_sub(600)));
+    let to = pattern::floor_char_boundary(text, (end + after.len()).min(end + 600));
     &text[from..to]
-}
-
-fn floor(s: &str, mut at: usize) -> usize {
-    while at > 0 && !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }

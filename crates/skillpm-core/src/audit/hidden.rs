@@ -91,6 +91,23 @@ fn plain(b: u8) -> bool {
     matches!(b, b' '..=b'~' | b'\n' | b'\t')
 }
 
+/// Where the first byte that is not [`plain`] is. Whole blocks are tested
+/// without an early exit, a loop the compiler turns into vector compares;
+/// only the block that holds one is searched byte by byte.
+fn first_not_plain(bytes: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 32;
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for (n, block) in (&mut blocks).enumerate() {
+        if !block.iter().fold(true, |all, &b| all & plain(b)) {
+            return block.iter().position(|&b| !plain(b)).map(|k| n * BLOCK + k);
+        }
+    }
+    let tail = blocks.remainder();
+    tail.iter()
+        .position(|&b| !plain(b))
+        .map(|k| bytes.len() - tail.len() + k)
+}
+
 /// What [`escaped_chars`] reports for `text`, found by handing it only the
 /// stretches that hold something other than [`plain`] bytes, each with the
 /// plain character before it (its `prev`) and after it (so a CR before LF
@@ -100,7 +117,7 @@ fn hidden_chars(text: &str) -> Vec<(usize, char)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
-    while let Some(k) = bytes[i..].iter().position(|&b| !plain(b)) {
+    while let Some(k) = first_not_plain(&bytes[i..]) {
         let first = i + k;
         let end_of_run = bytes[first..]
             .iter()

@@ -33,6 +33,7 @@ mod autorun;
 mod exec;
 mod hidden;
 mod imitation;
+mod pattern;
 mod rules;
 mod secrets;
 mod source;

@@ -13,15 +13,12 @@
 //! when the data goes to a webhook or chat bot, an exfiltration channel
 //! rather than an API.
 
+use super::pattern::{self, Words};
 use super::rules;
 use super::source::{cut_chars, Source};
 use crate::text::sanitize;
-use regex::Regex;
+use regex::{bytes, Regex};
 use std::sync::LazyLock;
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("audit pattern compiles")
-}
 
 /// Credential stores, as (pattern, what it is), lowercase: they run on
 /// [`Source::lower`]. A match is a "read": a skill has no reason to name
@@ -86,30 +83,32 @@ const STORES: &[(&str, &str)] = &[
 /// Every store in one pattern, one capture group each (index + 1), so the
 /// file is scanned once: their literals together still make a good
 /// prefilter.
-static STORE: LazyLock<Regex> = LazyLock::new(|| {
+static STORE: LazyLock<bytes::Regex> = LazyLock::new(|| {
     let groups: Vec<String> = STORES.iter().map(|(p, _)| format!("({p})")).collect();
-    re(&groups.join("|"))
+    pattern::code(&groups.join("|"))
 });
 
 /// The whole environment, which holds every token the user exported. Its
 /// words are common (`env`, `str(`), so it runs only when
 /// [`ENV_WORDS`] are there.
 static ENV_DUMP: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"(?-u:\b)(?:printenv|env)\s*\|\s*(?:curl|nc|ncat|wget)(?-u:\b)|json\.stringify\(\s*process\.env\s*\)|(?:json\.dumps|str|dict)\(\s*os\.environ\s*\)",
     )
 });
-const ENV_WORDS: &[&str] = &["printenv", "env |", "env|", "process.env", "os.environ"];
+static ENV_WORDS: Words = Words::new(&["printenv", "env |", "env|", "process.env", "os.environ"]);
 
 /// A `.env` file (not `.env.example` and the like, which hold no secrets).
-static DOTENV: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?:^|[\s/'`\x22(])\.env(?:\.local|\.production)?(?:$|[\s'`\x22),;:])"));
+static DOTENV: LazyLock<Regex> = LazyLock::new(|| {
+    pattern::text(r"(?:^|[\s/'`\x22(])\.env(?:\.local|\.production)?(?:$|[\s'`\x22),;:])")
+});
 
 /// Sending data out: uploads and POSTs, raw sockets. Case matters here
 /// (`curl -F` uploads a form, `curl -f` only fails quietly), so this one
 /// runs on the original text; it runs only on files that read a store.
 static SEND: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?x)
+    pattern::text(
+        r#"(?x)
         (?-u:\b)curl(?-u:\b)[^\n]*?\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|-X\s*POST|-XPOST|--request\s+POST)(?-u:\b)
         | (?-u:\b)wget(?-u:\b)[^\n]*?--post-(?:data|file)
         | (?-u:\b)(?:requests|httpx|session|client|aiohttp\.ClientSession\(\))\s*\.\s*(?i:post|put)\s*\(
@@ -120,13 +119,14 @@ static SEND: LazyLock<Regex> = LazyLock::new(|| {
         | (?-u:\b)(?:UploadFile|UploadString|UploadData)\s*\(
         | (?-u:\b)(?:nc|ncat|netcat)\s+(?:-[a-km-zA-Z0-9]+\s+)*[A-Za-z0-9][A-Za-z0-9.-]*\s+\d{2,5}(?-u:\b)
         | /dev/tcp/
-    "#)
+    "#,
+    )
 });
 
 /// Endpoints that are exfiltration channels rather than APIs. Tunnels
 /// (ngrok) are not among them: webhook receivers use them honestly.
 static DROP: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"discord(?:app)?\.com/api/webhooks|api\.telegram\.org/bot|hooks\.slack\.com/|webhook\.site|(?-u:\b)requestbin\.(?:com|net|io)|pipedream\.net|interact\.sh|burpcollaborator|oast\.(?:fun|me|pro|live|site|online)",
     )
 });
@@ -150,7 +150,7 @@ pub(super) fn check(src: &mut Source) {
     let text = src.text;
     let lower = src.lower;
     let mut reads: Vec<Hit> = Vec::new();
-    for c in STORE.captures_iter(lower) {
+    for c in STORE.captures_iter(lower.as_bytes()) {
         let Some((i, m)) = c
             .iter()
             .enumerate()
@@ -160,16 +160,17 @@ pub(super) fn check(src: &mut Source) {
             continue;
         };
         // A public key is meant to be shared.
-        if m.as_str().ends_with(".pub") {
+        if m.as_bytes().ends_with(b".pub") {
             continue;
         }
+        let m = pattern::span(lower, m);
         reads.push(Hit {
-            start: m.start(),
-            end: m.end(),
+            start: m.start,
+            end: m.end,
             what: STORES[i - 1].1,
         });
     }
-    if src.has_any(ENV_WORDS) {
+    if src.has_any(&ENV_WORDS) {
         reads.extend(ENV_DUMP.find_iter(lower).map(|m| Hit {
             start: m.start(),
             end: m.end(),

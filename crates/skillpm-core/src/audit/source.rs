@@ -3,6 +3,7 @@
 //! [`Source`] and pushes into it, so excerpts, line numbers and caps are
 //! made one way.
 
+use super::pattern::{floor_char_boundary, Words};
 use super::rules;
 use super::{Context, Finding, Rule};
 use crate::text::{sanitize, LineIndex};
@@ -102,8 +103,8 @@ impl<'a> Source<'a> {
     /// Whether any of `words` (lowercase) occurs in the file, in any case:
     /// a cheap test before a pattern that has no rare literal to start
     /// from.
-    pub fn has_any(&self, words: &[&str]) -> bool {
-        words.iter().any(|w| self.lower.contains(w))
+    pub fn has_any(&self, words: &Words) -> bool {
+        words.occur_in(self.lower)
     }
 
     /// Whether byte `at` is inside a fenced code block of a markdown file.
@@ -226,13 +227,6 @@ pub(crate) fn cut_chars(s: &str, max: usize) -> String {
     }
 }
 
-fn floor_char_boundary(s: &str, mut at: usize) -> usize {
-    while at > 0 && !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
 /// Byte ranges of the fenced code blocks (```` ``` ```` or `~~~`, indented
 /// at most three spaces) of a markdown text. An unclosed fence runs to the
 /// end, as CommonMark reads it.
@@ -307,7 +301,12 @@ pub(crate) fn scan_bytes(rel: &str, bytes: &[u8], cx: &Context) -> Vec<Finding> 
     // Invalid UTF-8 is read with replacement characters: the rules look
     // for ASCII commands and paths, which survive, and an agent that
     // reads the file sees much the same.
-    let text = String::from_utf8_lossy(bytes);
+    // (Checked first: valid UTF-8, the common case, is validated far
+    // faster than the lossy decoder walks it.)
+    let text = match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
     let lower = text.to_ascii_lowercase();
     let mut src = Source::new(rel, &text, &lower);
     super::hidden::check(&mut src);

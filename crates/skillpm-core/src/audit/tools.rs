@@ -6,6 +6,7 @@
 //! the rule is for the skill that asks for a shell and never says why,
 //! not for arguing about scopes.
 
+use super::pattern;
 use super::rules;
 use super::source::{cut_chars, Source};
 use crate::skill::SkillDoc;
@@ -14,20 +15,16 @@ use regex::Regex;
 use serde_json::Value;
 use std::sync::LazyLock;
 
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("audit pattern compiles")
-}
-
 /// The body asks to run something: a shell code block, or the words.
 static RUNS_COMMANDS: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"(?im)^\s*(?:```|~~~)\s*(?:bash|sh|shell|zsh|console|terminal|powershell|pwsh|ps1|cmd|bat)(?-u:\b)|(?-u:\b)(?:run|runs|running|execute|executes|executing|command|commands|script|scripts|terminal|shell|cli|invoke|npm|npx|pnpm|yarn|pip|uv|git|gh|python3?|node|make|cargo|go|docker|kubectl|curl)(?-u:\b)",
     )
 });
 
 /// The body asks to create or change files.
 static WRITES_FILES: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    pattern::text(
         r"(?i)(?-u:\b)(?:write|writes|writing|written|create|creates|creating|edit|edits|editing|modify|modifies|modifying|save|saves|saving|update|updates|updating|generate|generates|generating|output|outputs|patch|patches|refactor|rewrite|scaffold|append|overwrite|replace|rename|fix|fixes|implement|implements|change|changes|insert|delete|remove)(?-u:\b)",
     )
 });
