@@ -48,7 +48,8 @@ pub enum Command {
         /// Character budget for the skill entries.
         #[arg(long, default_value_t = prompt::DEFAULT_BUDGET)]
         budget: usize,
-        /// Catalogue dialect: skillpm's seed format or the Agent Skills reference format.
+        /// Catalogue dialect: skillpm's seed format, the Agent Skills reference format, or
+        /// the skill-system format (each skill's instructions inline).
         #[arg(long, value_enum, default_value_t = PromptFormat::Seed)]
         format: PromptFormat,
         /// Disclose by tiers for this user message: nothing, a `[N skills available]`
@@ -486,6 +487,9 @@ pub enum PromptFormat {
     Seed,
     /// The Agent Skills reference format: `<skill><name/><description/><location/></skill>`
     AgentSkills,
+    /// Every skill with its instructions inline: `<skills><skill id name><triggers/>
+    /// <instructions/></skill></skills>`
+    SkillSystem,
 }
 
 impl From<PromptFormat> for prompt::Format {
@@ -493,6 +497,7 @@ impl From<PromptFormat> for prompt::Format {
         match f {
             PromptFormat::Seed => Self::Seed,
             PromptFormat::AgentSkills => Self::AgentSkills,
+            PromptFormat::SkillSystem => Self::SkillSystem,
         }
     }
 }

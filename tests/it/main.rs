@@ -38,6 +38,7 @@ mod noop_runs;
 mod replace;
 mod sanitize;
 mod signatures;
+mod skill_system_prompt;
 mod tokens_and_origins;
 mod validate_strict;
 mod wellknown;

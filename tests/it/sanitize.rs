@@ -10,7 +10,7 @@ use crate::mock;
 
 use common::{python, stderr, stdout, Fixture};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 /// A publisher's attempt at a fake "verified" line: retitle the window,
 /// clear the screen, paint a green tick, an 8-bit CSI (U+009B), bidi
@@ -84,27 +84,7 @@ fn parse_xml(xml: &str, tag: &str) -> Vec<String> {
                   d = m.parseString(sys.stdin.buffer.read())\n\
                   print(json.dumps([''.join(n.data for n in e.childNodes if n.nodeType in (3, 4)) \
                   for e in d.getElementsByTagName(sys.argv[1])]))";
-    let mut child = Command::new(python())
-        .args(["-c", script, tag])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(xml.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("python3");
-    assert!(
-        out.status.success(),
-        "not well-formed XML: {}\n{xml:?}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json from python")
+    common::python_xml_json(script, &[tag], xml)
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! sub-skills sit directly below it.
 
 use crate::catalog::{Catalog, State};
-use crate::prompt::{xml_cdata, xml_escape};
+use crate::prompt::{body_lines, xml_cdata, xml_escape};
 use std::path::Path;
 
 /// At most this many bundled files are listed; the rest are counted.
@@ -55,11 +55,7 @@ pub fn render(cat: &Catalog, command: &str) -> Result<String, LoadError> {
     // The body is Markdown for the agent to read as written, so it goes in
     // verbatim as CDATA rather than entity-escaped; the block stays
     // well-formed whatever the body holds.
-    let mut body = format!("\n{}", doc.body);
-    if !body.ends_with('\n') {
-        body.push('\n');
-    }
-    out.push_str(&xml_cdata(&body));
+    out.push_str(&xml_cdata(&body_lines(&doc.body)));
     out.push_str(&format!(
         "\n\nBase directory for this skill: {}\n",
         xml_escape(&s.path.display().to_string())

@@ -2,12 +2,15 @@
 //!
 //! Skills are packed in command order until the character budget would be
 //! exceeded; `always: true` skills bypass the budget and
-//! `user_invocable_only: true` skills never appear. Two dialects are
-//! supported: skillpm's own (`command`/`name`/`description`) and the Agent
-//! Skills reference format (`name`/`description`/`location`). In both, a
-//! skill that declares triggers carries them in a `<triggers>` element
-//! (`<phrase>`, `<keyword>`, `<verb>`, `<pattern>` children, in the
-//! author's order), so an agent can see what should bring it forward.
+//! `user_invocable_only: true` skills never appear. Three dialects are
+//! supported: skillpm's own (`command`/`name`/`description`), the Agent
+//! Skills reference format (`name`/`description`/`location`), and the
+//! skill-system format, which carries each skill's instructions inline
+//! (`<skills><skill id name><triggers/><instructions/></skill></skills>`)
+//! for runtimes that put every skill in the prompt up front. In all three,
+//! a skill that declares triggers carries them in a `<triggers>` element,
+//! in the author's order, so an agent can see what should bring it
+//! forward.
 
 use crate::catalog::{Catalog, SkillEntry};
 use crate::triggers::Triggers;
@@ -23,6 +26,20 @@ pub enum Format {
     Seed,
     /// `<skill><name/><description/><location/></skill>`
     AgentSkills,
+    /// `<skills><skill id="…" name="…"><triggers/><instructions/></skill></skills>`:
+    /// the id is the command; the instructions are the SKILL.md body as
+    /// `load` gives it, in one CDATA section.
+    SkillSystem,
+}
+
+impl Format {
+    /// The element that wraps the entries.
+    fn root(self) -> &'static str {
+        match self {
+            Format::Seed | Format::AgentSkills => "available_skills",
+            Format::SkillSystem => "skills",
+        }
+    }
 }
 
 /// Escapes `s` for XML text or an attribute value: the five special
@@ -91,7 +108,7 @@ fn render_entry(s: &SkillEntry, format: Format, detail: Detail) -> String {
         Detail::Full => &s.description,
         Detail::Brief => &s.brief,
     });
-    let triggers = triggers_element(&s.triggers);
+    let triggers = triggers_element(&s.triggers, format);
     match format {
         Format::Seed => format!(
             "<skill>\n<command>{}</command>\n<name>{name}</name>\n<description>{description}</description>\n{triggers}</skill>\n",
@@ -101,11 +118,31 @@ fn render_entry(s: &SkillEntry, format: Format, detail: Detail) -> String {
             "<skill>\n<name>{name}</name>\n<description>{description}</description>\n<location>{}</location>\n{triggers}</skill>\n",
             xml_escape(&s.skill_md.display().to_string())
         ),
+        // No description here: the instructions say more, and `Detail`
+        // has nothing to shorten. A visible skill always has its parsed
+        // file; the body comes from it, so no file is read again.
+        Format::SkillSystem => format!(
+            "<skill id=\"{}\" name=\"{name}\">\n{triggers}<instructions>{}</instructions>\n</skill>\n",
+            xml_escape(&s.command),
+            xml_cdata(&body_lines(s.doc.as_ref().map_or("", |d| d.body.as_str())))
+        ),
     }
 }
 
+/// A SKILL.md body as `load` puts it in its CDATA section: starting and
+/// ending on a line of its own, so the Markdown reads as written.
+pub(crate) fn body_lines(body: &str) -> String {
+    let mut out = format!("\n{body}");
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
 /// `<triggers>` with one child per trigger, or nothing when there are none.
-fn triggers_element(t: &Triggers) -> String {
+/// The skill-system format names each `<trigger kind="…">`; the others use
+/// the kind as the element.
+fn triggers_element(t: &Triggers, format: Format) -> String {
     if t.is_empty() {
         return String::new();
     }
@@ -118,7 +155,11 @@ fn triggers_element(t: &Triggers) -> String {
         ("pattern", patterns.collect()),
     ] {
         for item in list {
-            out.push_str(&format!("<{tag}>{}</{tag}>\n", xml_escape(item)));
+            let item = xml_escape(item);
+            out.push_str(&match format {
+                Format::SkillSystem => format!("<trigger kind=\"{tag}\">{item}</trigger>\n"),
+                _ => format!("<{tag}>{item}</{tag}>\n"),
+            });
         }
     }
     out.push_str("</triggers>\n");
@@ -167,7 +208,7 @@ pub fn render_entries<'a>(
             omitted += 1;
         }
     }
-    let mut out = String::from("<available_skills>\n");
+    let mut out = format!("<{}>\n", format.root());
     for (e, k) in entries.iter().zip(&keep) {
         if *k {
             out.push_str(e);
@@ -178,7 +219,7 @@ pub fn render_entries<'a>(
             "<!-- {omitted} more skill(s) omitted: the {budget}-character budget is exhausted -->\n"
         ));
     }
-    out.push_str("</available_skills>\n");
+    out.push_str(&format!("</{}>\n", format.root()));
     out
 }
 

@@ -528,6 +528,40 @@ pub fn python() -> String {
         .to_string()
 }
 
+/// Runs the Python `script` (with `args`) on `xml` as its stdin and reads
+/// the JSON it prints; a parse error in Python (the XML is not
+/// well-formed) fails the test with the document.
+pub fn python_xml_json<T: serde::de::DeserializeOwned>(
+    script: &str,
+    args: &[&str],
+    xml: &str,
+) -> T {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(xml.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("python3");
+    assert!(
+        out.status.success(),
+        "not well-formed XML: {}\n{xml:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json from python")
+}
+
 /// The peak resident memory of process `pid` so far (`VmHWM`), in KiB;
 /// 0 once it is gone.
 pub fn vm_hwm_kib(pid: u32) -> u64 {
