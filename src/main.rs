@@ -58,6 +58,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // An unknown command is a failed lookup, not bad usage: exit 1.
             print(&load::render(&cat, &command).map_err(|e| Exit(1, e.to_string()))?)?;
         }
+        Command::CheckTool {
+            skill,
+            tool,
+            mode,
+            approved,
+            json,
+            hook,
+        } => {
+            let how = match (hook, json) {
+                (true, _) => cli::check_tool::Answer::Hook,
+                (false, true) => cli::check_tool::Answer::Json,
+                (false, false) => cli::check_tool::Answer::Human,
+            };
+            let request = cli::check_tool::Request {
+                skill: &skill,
+                tool: tool.as_deref(),
+                mode: mode.into(),
+                approved: &approved,
+            };
+            return cli::check_tool::run(&env, &request, how);
+        }
         Command::Validate {
             paths,
             dialect,

@@ -70,6 +70,36 @@ pub enum Command {
         /// The skill's command (its path below the root). Use `--` before names starting with `-`.
         command: String,
     },
+    /// Is a tool call within an active skill's `allowed-tools`? For agent hooks such as
+    /// Claude Code's PreToolUse: exit 0 allows, exit 2 blocks.
+    ///
+    /// TOOL is written as `allowed-tools` entries are: `Read`, `Bash(git status)`,
+    /// `mcp__server__tool`. Outside the allowlist the mode decides: `strict` blocks,
+    /// `approval` asks (exit 2; with --hook, Claude Code asks the user), `permissive`
+    /// allows with a warning on stderr.
+    CheckTool {
+        /// The active skill's command; an empty string means no skill is active.
+        skill: String,
+        /// The tool call (not with --hook, which reads it from stdin).
+        #[arg(required_unless_present = "hook", conflicts_with = "hook")]
+        tool: Option<String>,
+        /// What a call outside the allowlist gets.
+        #[arg(long, value_enum, default_value_t = CheckMode::Permissive)]
+        mode: CheckMode,
+        /// A call a human already approved in this session (repeatable): allowed as
+        /// `dynamically_approved`. The caller keeps the session's list; skillpm keeps none.
+        #[arg(long, value_name = "TOOL")]
+        approved: Vec<String>,
+        /// The decision as JSON: `{"decision", "reason", "tool", "mode", "skills",
+        /// "matched"?, "warning"?}`.
+        #[arg(long, conflicts_with = "hook")]
+        json: bool,
+        /// Read a Claude Code PreToolUse hook's input from stdin and answer as its hooks
+        /// do: exit 2 with the reason on stderr to block, `permissionDecision: ask` to ask,
+        /// nothing to leave the call to Claude Code's own permissions.
+        #[arg(long)]
+        hook: bool,
+    },
     /// Check skills against the Agent Skills specification (agentskills.io), as its
     /// reference validator `skills-ref` does: every violation, with file and line.
     Validate {
@@ -498,6 +528,26 @@ impl From<PromptFormat> for prompt::Format {
             PromptFormat::Seed => Self::Seed,
             PromptFormat::AgentSkills => Self::AgentSkills,
             PromptFormat::SkillSystem => Self::SkillSystem,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CheckMode {
+    /// Block calls outside the allowlist.
+    Strict,
+    /// Ask a human about calls outside the allowlist.
+    Approval,
+    /// Allow calls outside the allowlist, with a warning.
+    Permissive,
+}
+
+impl From<CheckMode> for skillpm::engine::authorize::Mode {
+    fn from(m: CheckMode) -> Self {
+        match m {
+            CheckMode::Strict => Self::Strict,
+            CheckMode::Approval => Self::Approval,
+            CheckMode::Permissive => Self::Permissive,
         }
     }
 }

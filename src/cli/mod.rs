@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod audit;
+pub mod check_tool;
 pub mod docs;
 pub mod find;
 pub mod output;

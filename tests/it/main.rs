@@ -11,6 +11,7 @@ mod add_many;
 mod add_registry;
 mod agents;
 mod audit;
+mod check_tool;
 mod converge;
 mod dependencies;
 mod engine_cli;

@@ -24,6 +24,7 @@
 //! command) and byte-identical for the same tree and host. `examples/embed.rs`
 //! is a runnable version.
 
+use crate::authorize::ActiveSkill;
 use crate::catalog::{Catalog, SkillEntry};
 use crate::config::Environment;
 use crate::disclose::{self, Disclosure, Options};
@@ -149,6 +150,27 @@ impl Engine {
         load::render(&self.catalog, command)
     }
 
+    /// `command` as an active skill, with its parsed `allowed-tools`, for
+    /// a session's [`crate::authorize::ToolGuard`] (`None`: no such skill). The guard holds
+    /// the session's state (active skills, approvals); the engine holds
+    /// none.
+    ///
+    /// ```no_run
+    /// # use skillpm_engine::embed::{Engine, Host};
+    /// use skillpm_engine::authorize::{Decision, Mode, ToolGuard, ToolPattern};
+    /// # let engine = Engine::from_roots(&Host::new(), &[]);
+    /// let mut guard = ToolGuard::new(Mode::Approval);
+    /// guard.activate(engine.active_skill("git-helper").expect("a skill"));
+    /// let call = ToolPattern::parse("Bash(git push)").expect("a call");
+    /// if guard.check(&call).decision == Decision::Ask {
+    ///     // ask the user; if they agree, the session remembers it:
+    ///     guard.approve(&call);
+    /// }
+    /// ```
+    pub fn active_skill(&self, command: &str) -> Option<ActiveSkill> {
+        self.catalog.find(command).map(ActiveSkill::from_entry)
+    }
+
     /// `command`'s tool references with their availability on the host.
     pub fn tools(&self, command: &str) -> Option<Vec<ToolStatus>> {
         self.catalog
@@ -204,6 +226,18 @@ mod tests {
             [("Read", Some(true)), ("Write", Some(false))]
         );
         assert!(full.load("docker").unwrap().contains("body of docker"));
+        let mut guard = crate::authorize::ToolGuard::new(crate::authorize::Mode::Strict);
+        guard.activate(full.active_skill("edit").unwrap());
+        let call = |s| crate::authorize::ToolPattern::parse(s).unwrap();
+        assert_eq!(
+            guard.check(&call("Write(/tmp/a)")).reason,
+            crate::authorize::Reason::SkillAllowlist
+        );
+        assert_eq!(
+            guard.check(&call("Bash(ls)")).decision,
+            crate::authorize::Decision::Deny
+        );
+        assert!(full.active_skill("nope").is_none());
         assert_eq!(full.search("containers", 5)[0].command, "docker");
         write("mac", "description: Mac only.\nos: [darwin]");
         let mac = Engine::from_roots(&Host::new().os("macos"), &roots);

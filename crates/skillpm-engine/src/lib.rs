@@ -5,6 +5,7 @@
 
 pub mod agent_view;
 pub mod agents;
+pub mod authorize;
 pub mod catalog;
 pub mod config;
 pub mod disclose;

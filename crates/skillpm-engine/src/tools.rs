@@ -195,6 +195,31 @@ fn tool_name(entry: &str) -> &str {
 /// Splits an `allowed-tools` string on whitespace outside parentheses and
 /// returns each entry's tool name.
 fn split_allowed(s: &str) -> Vec<String> {
+    split_entries(s)
+        .iter()
+        .map(|e| tool_name(e).to_string())
+        .collect()
+}
+
+/// The `allowed-tools` entries as written (`Bash(git add:*)`, `Read`), a
+/// string or a list of strings, at most [`MAX_TOOLS`]; what
+/// [`crate::authorize`] matches calls against.
+pub fn allowed_entries(fm: &Map<String, Value>) -> Vec<String> {
+    let mut out: Vec<String> = match fm.get("allowed-tools") {
+        Some(Value::String(s)) => split_entries(s),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .flat_map(split_entries)
+            .collect(),
+        _ => Vec::new(),
+    };
+    out.truncate(MAX_TOOLS);
+    out
+}
+
+/// Splits on whitespace outside parentheses.
+fn split_entries(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     let mut cur = String::new();
@@ -204,8 +229,7 @@ fn split_allowed(s: &str) -> Vec<String> {
             ')' => depth = depth.saturating_sub(1),
             c if c.is_whitespace() && depth == 0 => {
                 if !cur.is_empty() {
-                    out.push(tool_name(&cur).to_string());
-                    cur.clear();
+                    out.push(std::mem::take(&mut cur));
                 }
                 continue;
             }
@@ -214,7 +238,7 @@ fn split_allowed(s: &str) -> Vec<String> {
         cur.push(c);
     }
     if !cur.is_empty() {
-        out.push(tool_name(&cur).to_string());
+        out.push(cur);
     }
     out
 }
