@@ -32,6 +32,7 @@ mod import;
 mod install_git_path;
 mod install_kill;
 mod install_registry;
+mod lifecycle;
 mod load;
 mod lock_registry;
 mod mcp;

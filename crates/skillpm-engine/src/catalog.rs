@@ -248,6 +248,7 @@ impl Catalog {
                     "root": self.roots.get(s.root).map(|r| &r.path),
                     "scope": s.scope.as_str(),
                     "state": s.state.as_str(),
+                    "lifecycle": crate::lifecycle::Lifecycle::of(s.state).as_str(),
                     "reason": s.reason,
                     "unchecked": s.requirements.unchecked,
                     "tools": self.tool_statuses(s),

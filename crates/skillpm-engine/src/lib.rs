@@ -13,6 +13,7 @@ pub mod discover;
 pub mod eligibility;
 pub mod embed;
 pub mod files;
+pub mod lifecycle;
 pub mod load;
 pub mod parallel;
 pub mod prompt;
