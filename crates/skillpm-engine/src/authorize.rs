@@ -24,8 +24,9 @@
 //! - `Name(spec)` needs a call with an argument: `spec` ending in `:*`
 //!   allows an argument equal to what precedes it or starting with it and
 //!   a space (`Bash(git:*)` allows `git status`, not `gitk`); a `*`
-//!   elsewhere stands for any run of characters (`Read(./src/*)`);
-//!   anything else must equal the argument exactly.
+//!   elsewhere stands for any run of characters, `/` included
+//!   (`Read(/repo/src/*)`); anything else must equal the argument exactly.
+//!   Arguments compare as text: paths are not resolved.
 //! - A prefix or `*` pattern never matches an argument holding shell
 //!   operators or substitutions (`;`, `&`, `|`, `` ` ``, `$(`, `<`, `>`,
 //!   a newline): `Bash(git:*)` must not allow `git log; rm -rf ~`. Only
