@@ -517,8 +517,8 @@ pub enum PromptFormat {
     Seed,
     /// The Agent Skills reference format: `<skill><name/><description/><location/></skill>`
     AgentSkills,
-    /// Every skill with its instructions inline: `<skills><skill id name><triggers/>
-    /// <instructions/></skill></skills>`
+    /// Every skill with its instructions inline:
+    /// `<skills><skill id name><triggers/><instructions/></skill></skills>`
     SkillSystem,
 }
 
