@@ -19,6 +19,7 @@
 //!
 //! Logs go to stderr only: on stdio, stdout carries the protocol.
 
+pub mod loaded;
 pub mod resources;
 pub mod server;
 pub mod sessions;

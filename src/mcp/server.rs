@@ -13,6 +13,7 @@
 //! for there. The SDK routes each era's requests; both paths read one
 //! broadcast of [`Change`]s.
 
+use super::loaded::Loaded;
 use super::resources::{as_text, mime_type, Found, Snapshot};
 use super::uri::{canonical, INDEX_URI};
 use super::{skills_ext, tools};
@@ -92,6 +93,8 @@ impl Shared {
 pub struct SkillServer {
     shared: Arc<Shared>,
     subscribed: Arc<Mutex<BTreeSet<String>>>,
+    /// The skills this session fetched the instructions of.
+    loaded: Arc<Mutex<Loaded>>,
 }
 
 impl SkillServer {
@@ -99,6 +102,7 @@ impl SkillServer {
         SkillServer {
             shared,
             subscribed: Arc::default(),
+            loaded: Arc::default(),
         }
     }
 
@@ -320,6 +324,12 @@ impl ServerHandler for SkillServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let key = canonical(&request.uri).map_err(refused)?;
         let snap = self.snapshot();
+        if let Some(s) = snap.skill_by_uri(&key) {
+            self.loaded
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(s);
+        }
         let c = match snap.find(&key) {
             Some(Found::File(f)) => contents(&request.uri, &f.rel, &f.bytes),
             Some(Found::Index(bytes)) => contents(&request.uri, "index.json", bytes),
@@ -436,7 +446,8 @@ impl ServerHandler for SkillServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let snap = self.snapshot();
-        tools::call(&snap, &request.name, &args)
+        let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        tools::call(&snap, &request.name, &args, &mut loaded)
             .map(Into::into)
             .ok_or_else(|| ErrorData::invalid_params(format!("no tool `{}`", request.name), None))
     }

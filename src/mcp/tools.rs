@@ -3,6 +3,7 @@
 //! `load_skill`. Each answers from the served snapshot only, so a hidden
 //! skill cannot be reached through them either.
 
+use super::loaded::Loaded;
 use super::resources::{ServedSkill, Snapshot};
 use crate::engine::load;
 use crate::engine::prompt::xml_escape;
@@ -27,7 +28,7 @@ pub fn list() -> Vec<Tool> {
     vec![
         Tool::new(
             "list_skills",
-            "List every skill this project serves: command, name, description and the URI of its SKILL.md.",
+            "List every skill this project serves: command, name, description, the URI of its SKILL.md, and its lifecycle in this session (eligible, or loaded once its instructions were fetched).",
             schema(json!({"type": "object", "properties": {}})),
         ),
         Tool::new(
@@ -56,14 +57,27 @@ pub fn list() -> Vec<Tool> {
     ]
 }
 
-/// Runs tool `name`; `None` when there is no such tool.
-pub fn call(snap: &Snapshot, name: &str, args: &JsonObject) -> Option<CallToolResult> {
+/// Runs tool `name` for a session that has `loaded` what it has;
+/// `None` when there is no such tool.
+pub fn call(
+    snap: &Snapshot,
+    name: &str,
+    args: &JsonObject,
+    loaded: &mut Loaded,
+) -> Option<CallToolResult> {
     let out = match name {
         "list_skills" => Ok(json_text(&Value::Array(
-            snap.skills.iter().map(summary).collect(),
+            snap.skills
+                .iter()
+                .map(|s| {
+                    let mut v = summary(s);
+                    v["lifecycle"] = json!(loaded.lifecycle(s).as_str());
+                    v
+                })
+                .collect(),
         ))),
         "search_skills" => search_tool(snap, args),
-        "load_skill" => load_tool(snap, args),
+        "load_skill" => load_tool(snap, args, loaded),
         _ => return None,
     };
     Some(match out {
@@ -140,7 +154,7 @@ pub fn search(snap: &Snapshot, query: &str, limit: usize) -> Vec<Value> {
         .collect()
 }
 
-fn load_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, ToolError> {
+fn load_tool(snap: &Snapshot, args: &JsonObject, loaded: &mut Loaded) -> Result<String, ToolError> {
     let name = args
         .get("name")
         .and_then(Value::as_str)
@@ -164,6 +178,7 @@ fn load_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, ToolError> {
         .find(&skill.command)
         .map(|e| catalog.tool_statuses(e))
         .unwrap_or_default();
+    loaded.record(skill);
     Ok(with_tools(block, &tools))
 }
 

@@ -1,10 +1,13 @@
 //! Lifecycle states in `status --json`: every skill carries `lifecycle`
 //! beside its `state`, `eligible` for what the agent is offered and
 //! `ineligible` for everything with a reason (skipped, shadowed, invalid);
-//! `status --agent` carries it too.
+//! `status --agent` carries it too. `skillpm mcp`'s `list_skills` reports
+//! `loaded` for the skills a session fetched, until their file changes.
 
 use crate::common::Fixture;
-use serde_json::Value;
+use crate::mcp::{exchange, stdio_session};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 
 #[test]
 fn status_json_carries_each_skills_lifecycle() {
@@ -52,4 +55,75 @@ fn status_json_carries_each_skills_lifecycle() {
         };
         assert_eq!(s["lifecycle"], want, "{s}");
     }
+}
+
+#[test]
+fn mcp_sessions_track_loaded_skills_until_they_change() {
+    let f = Fixture::new();
+    let root = f.project_root();
+    f.skill(&root, "alpha", "description: First.", "Alpha body v1\n");
+    f.skill(&root, "beta", "description: Second.", "Beta body\n");
+    let gamma = f.skill(&root, "gamma", "description: Third.", "Gamma body\n");
+    f.write(&gamma, "notes.md", "gamma notes");
+    let (mut child, mut stdin, mut out) = stdio_session(&f);
+    let mut id = 10;
+    let mut send = |method: &str, params: Value| {
+        id += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        exchange(&mut stdin, &mut out, &msg).expect("answer")
+    };
+    let stages = |send: &mut dyn FnMut(&str, Value) -> Value| {
+        let answer = send(
+            "tools/call",
+            json!({"name": "list_skills", "arguments": {}}),
+        );
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text");
+        let list: Value = serde_json::from_str(text).expect("json");
+        list.as_array()
+            .expect("list")
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}={}",
+                    s["command"].as_str().unwrap(),
+                    s["lifecycle"].as_str().unwrap()
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        stages(&mut send),
+        ["alpha=eligible", "beta=eligible", "gamma=eligible"]
+    );
+    let loaded = send(
+        "tools/call",
+        json!({"name": "load_skill", "arguments": {"name": "alpha"}}),
+    );
+    assert!(loaded.to_string().contains("Alpha body v1"), "{loaded}");
+    // Reading a SKILL.md resource is loading it too; another file is not.
+    let answer = send("resources/read", json!({"uri": "skill://beta/SKILL.md"}));
+    assert!(answer.to_string().contains("Beta body"), "{answer}");
+    let answer = send("resources/read", json!({"uri": "skill://gamma/notes.md"}));
+    assert!(answer.to_string().contains("gamma notes"), "{answer}");
+    assert_eq!(
+        stages(&mut send),
+        ["alpha=loaded", "beta=loaded", "gamma=eligible"]
+    );
+    // Editing alpha sends it back to eligible once the server reloads.
+    f.skill(&root, "alpha", "description: First.", "Alpha body v2\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = stages(&mut send);
+        if now[0] == "alpha=eligible" {
+            assert_eq!(now, ["alpha=eligible", "beta=loaded", "gamma=eligible"]);
+            break;
+        }
+        assert!(Instant::now() < deadline, "no reload seen: {now:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
 }
