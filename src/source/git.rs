@@ -25,7 +25,7 @@ pub mod signing;
 
 pub use discover::FoundSkill;
 
-use super::{memo, Memo, Package, Request, Resolution, Source, SourceError};
+use super::{marketplace, memo, Memo, Package, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::parallel::Workers;
 use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
@@ -547,6 +547,35 @@ impl GitSource {
             })
             .collect();
         Ok((commit, found))
+    }
+}
+
+impl GitSource {
+    /// The plugin marketplaces of `commit` of `url`, which `discover`
+    /// listed this run, with each plugin's skills among `found`.
+    pub async fn marketplaces(
+        &self,
+        url: &GitUrl,
+        commit: &str,
+        found: &[FoundSkill],
+    ) -> Result<Vec<marketplace::Marketplace>, SourceError> {
+        let shared = self.shared(url, commit).await?;
+        let dirs: Vec<String> = found
+            .iter()
+            .map(|f| f.dir.clone().unwrap_or_default())
+            .collect();
+        let (u, c) = (url.clone(), commit.to_string());
+        self.blocking(move |_| {
+            let Some(files) = export::Files::new(&shared, &u) else {
+                return Ok(Vec::new());
+            };
+            let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+            marketplace::read(&files, &dirs).map_err(|source| SourceError::Marketplace {
+                origin: format!("{}@{}", u.redacted(), &c[..12.min(c.len())]),
+                source,
+            })
+        })
+        .await
     }
 }
 

@@ -9,6 +9,7 @@
 
 pub mod git;
 pub mod http;
+pub mod marketplace;
 pub mod path;
 pub mod registry;
 pub mod tls;
@@ -408,6 +409,11 @@ pub enum SourceError {
     },
     #[error(transparent)]
     WellKnown(#[from] Box<wellknown::WellKnownError>),
+    #[error("the plugin marketplace of {origin}: {source}")]
+    Marketplace {
+        origin: String,
+        source: marketplace::MarketplaceError,
+    },
     #[error("{origin} holds {count} skills (listed above); choose with --skill NAME... or --all")]
     ChooseSkills {
         origin: String,

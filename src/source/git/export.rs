@@ -16,6 +16,7 @@ use super::objects;
 use super::SourceError;
 use crate::parallel::Workers;
 use crate::project::spec::GitUrl;
+use crate::source::marketplace::{MarketplaceError, PathKind, Tree};
 use gix::ObjectId;
 use skillpm_core::archive::{EntryKind, Limits, MemEntry, MemoryTree, UnpackError};
 use std::collections::HashMap;
@@ -395,6 +396,68 @@ fn skill_entries<'s>(
     // `SKILL.md` wins over `skill.md` in the same directory.
     wanted.dedup_by(|b, a| a.0 == b.0);
     Ok(wanted)
+}
+
+/// The shared commit's files by path, for reading its plugin
+/// marketplaces ([`crate::source::marketplace`]): looked up in its one
+/// listing, indexed once (a marketplace may look up thousands of paths).
+pub(super) struct Files<'s> {
+    shared: &'s Shared,
+    url: &'s GitUrl,
+    by_path: HashMap<&'s [u8], &'s Entry>,
+}
+
+impl<'s> Files<'s> {
+    /// `None` when the commit was too large to list.
+    pub(super) fn new(shared: &'s Shared, url: &'s GitUrl) -> Option<Self> {
+        let listing = shared.listing.as_ref()?;
+        let by_path = listing.entries.iter().map(|e| (&e.path[..], e)).collect();
+        Some(Files {
+            shared,
+            url,
+            by_path,
+        })
+    }
+}
+
+impl Tree for Files<'_> {
+    fn kind(&self, path: &str) -> Option<PathKind> {
+        if path.is_empty() {
+            return Some(PathKind::Dir);
+        }
+        let e = self.by_path.get(path.as_bytes())?;
+        Some(match e.kind {
+            Kind::Dir => PathKind::Dir,
+            Kind::Blob if is_symlink(e.mode) => PathKind::Symlink,
+            Kind::Blob => PathKind::File,
+        })
+    }
+
+    fn read(&self, path: &str, max: u64) -> Result<Option<Vec<u8>>, MarketplaceError> {
+        let Some(e) = self.by_path.get(path.as_bytes()) else {
+            return Ok(None);
+        };
+        match self.kind(path) {
+            Some(PathKind::File) => {}
+            Some(PathKind::Symlink) => return Err(MarketplaceError::Symlink { file: path.into() }),
+            _ => return Ok(None),
+        }
+        // Refused by the size the tree lists, before a byte is read.
+        if e.size > max {
+            return Err(MarketplaceError::TooLarge {
+                file: path.into(),
+                max,
+            });
+        }
+        self.shared.with_handle(|repo| {
+            let body = blob(repo, e).map_err(|err| {
+                MarketplaceError::Read(
+                    objects::error("reading objects of", self.url, err).to_string(),
+                )
+            })?;
+            Ok(Some(body.detach().data))
+        })
+    }
 }
 
 /// The body of the blob `e`, which must be the size the tree listed for
