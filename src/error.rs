@@ -36,6 +36,8 @@ pub enum Error {
     },
     #[error("--skill and --all choose among the skills of a git repository (without --path) or a well-known site; this spec names one package")]
     NothingToChoose,
+    #[error("--plugin chooses among the plugins of a git repository's marketplace (without --path); this spec names no git repository")]
+    NoPluginsHere,
     #[error(
         "{origin}: `{first}` and `{second}` are both named `{name}`; add one of them with --path"
     )]

@@ -214,16 +214,18 @@ fn package_command(cmd: PackageCommand, env: &Environment, quiet: bool) -> Resul
             specs,
             path,
             skills,
+            plugins,
             all,
             strict,
             replace,
             registry,
             flags,
         } => {
-            let selection = match (all, skills.is_empty()) {
-                (true, _) => ops::Selection::All { strict },
-                (false, false) => ops::Selection::Named(skills),
-                (false, true) => ops::Selection::One,
+            let selection = match (all, skills.is_empty(), plugins.is_empty()) {
+                (true, _, _) => ops::Selection::All { strict },
+                (false, false, _) => ops::Selection::Named(skills),
+                (false, true, false) => ops::Selection::Plugins(plugins),
+                (false, true, true) => ops::Selection::One,
             };
             let opts = flags.options();
             let registry = cli::args::registry_choice(registry.as_deref()).map_err(usage_exit)?;

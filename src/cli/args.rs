@@ -197,6 +197,11 @@ pub enum PackageCommand {
         /// (by name or command).
         #[arg(long = "skill", value_name = "NAME", num_args = 1.., conflicts_with = "all")]
         skills: Vec<String>,
+        /// From a git repository with a plugin marketplace (Claude Code,
+        /// Codex, Copilot), add the skills of these plugins, each as its own
+        /// entry: `NAME` or `NAME@MARKETPLACE`.
+        #[arg(long = "plugin", value_name = "NAME", num_args = 1.., conflicts_with_all = ["all", "skills", "path"])]
+        plugins: Vec<String>,
         /// From a repository or index holding several skills, add all.
         /// Skills that cannot be installed (an invalid name or SKILL.md,
         /// two of one name) are skipped, each with a warning.

@@ -330,6 +330,7 @@ mod tests {
             tree: None,
             dependencies: Vec::new(),
             signed_by: None,
+            plugin: None,
         }
     }
 

@@ -327,6 +327,7 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
                 url,
                 reference,
                 path,
+                plugin: None,
             }
         }
         "git" | "gitlab" => {
@@ -338,6 +339,7 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
                 url,
                 reference,
                 path,
+                plugin: None,
             }
         }
         "local" => {

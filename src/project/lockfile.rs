@@ -58,6 +58,17 @@ pub struct LockedSkill {
     /// commit, `PRINCIPALS (SHA256:FINGERPRINT)` of its allowed_signers
     /// line; `None` without `[trust]`.
     pub signed_by: Option<String>,
+    /// Git: the marketplace plugin it was added through (`add --plugin`),
+    /// with the version that plugin declared at the locked commit.
+    pub plugin: Option<PluginPin>,
+}
+
+/// The plugin a git skill was installed through, as locked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginPin {
+    pub name: SkillName,
+    /// `None` when the plugin declares no (semver) version.
+    pub version: Option<semver::Version>,
 }
 
 impl LockedSkill {
@@ -183,6 +194,17 @@ pub enum LockfileErrorKind {
     },
     #[error("skill `{name}` has `{key}` but is not a git source; remove the `{key}` line")]
     GitKeyElsewhere { name: String, key: &'static str },
+    #[error("skill `{name}`: invalid plugin `{}`: {source}", show(.plugin))]
+    BadPlugin {
+        name: String,
+        plugin: String,
+        #[source]
+        source: NameError,
+    },
+    #[error("skill `{name}`: invalid plugin-version `{}`: expected a semver version", show(.version))]
+    BadPluginVersion { name: String, version: String },
+    #[error("skill `{name}` has `plugin-version` without `plugin`; regenerate the lockfile with `skillpm install`")]
+    PluginVersionAlone { name: String },
     #[error("skill `{name}`: invalid tree `{}`: expected 40 lowercase hex digits", show(.tree))]
     BadTree { name: String, tree: String },
     #[error("skill `{name}` has `{key}`, which only well-known sources have; regenerate the lockfile with `skillpm install`")]
@@ -328,12 +350,14 @@ fn string_field<'t>(
     Ok((s, k, v))
 }
 
-const SKILL_KEYS: [&str; 10] = [
+const SKILL_KEYS: [&str; 12] = [
     "name",
     "version",
     "source",
     "path",
     "tree",
+    "plugin",
+    "plugin-version",
     "artifact",
     "digest",
     "checksum",
@@ -460,6 +484,37 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
             Some(p.to_string())
         }
     };
+    let plugin_name = match git_key("plugin")? {
+        None => None,
+        Some((p, k, v)) => Some(SkillName::new(p).map_err(|source| {
+            let (name, plugin) = (name.to_string(), p.to_string());
+            cx.at(
+                k,
+                v,
+                LockfileErrorKind::BadPlugin {
+                    name,
+                    plugin,
+                    source,
+                },
+            )
+        })?),
+    };
+    let plugin_version = match git_key("plugin-version")? {
+        None => None,
+        Some((s, k, v)) => Some(semver::Version::parse(s).map_err(|_| {
+            let (name, version) = (name.to_string(), s.to_string());
+            cx.at(k, v, LockfileErrorKind::BadPluginVersion { name, version })
+        })?),
+    };
+    let plugin = match (plugin_name, plugin_version) {
+        (Some(name), version) => Some(PluginPin { name, version }),
+        (None, None) => None,
+        (None, Some(_)) => {
+            let (k, v) = table.get_key_value("plugin-version").expect("read above");
+            let name = name.to_string();
+            return Err(cx.at(k, v, LockfileErrorKind::PluginVersionAlone { name }));
+        }
+    };
     let signed_by = match table.get_key_value("signed-by") {
         None => None,
         Some(_) => {
@@ -491,6 +546,7 @@ fn parse_skill(cx: &Ctx<'_>, table: &Table) -> Result<(LockedSkill, usize), Lock
             tree,
             dependencies,
             signed_by,
+            plugin,
         },
         name_line,
     ))
@@ -663,6 +719,12 @@ impl Lockfile {
             }
             if let Some(t) = &s.tree {
                 push_kv(&mut out, "tree", t);
+            }
+            if let Some(p) = &s.plugin {
+                push_kv(&mut out, "plugin", p.name.as_str());
+                if let Some(v) = &p.version {
+                    push_kv(&mut out, "plugin-version", &v.to_string());
+                }
             }
             if let LockedSource::WellKnown {
                 artifact, digest, ..

@@ -57,6 +57,10 @@ pub enum Dependency {
         reference: Option<GitRef>,
         /// Subdirectory of the repository holding the skill.
         path: Option<String>,
+        /// The plugin of the repository's marketplace it was added
+        /// through (`add --plugin`): the lock records that plugin's
+        /// declared version.
+        plugin: Option<String>,
     },
     Path {
         path: String,
@@ -141,7 +145,7 @@ pub enum ManifestErrorKind {
         #[source]
         source: SpecError,
     },
-    #[error("skill `{name}`: unknown key `{key}`; expected version, registry, git, tag, branch, rev, ref, path or wellknown")]
+    #[error("skill `{name}`: unknown key `{key}`; expected version, registry, git, tag, branch, rev, ref, path, plugin or wellknown")]
     UnknownKey { name: String, key: String },
     #[error("skill `{name}`: `{a}` and `{b}` cannot be used together; keep one")]
     Conflict {
@@ -394,6 +398,7 @@ struct DepKeys {
     git: Option<String>,
     path: Option<String>,
     wellknown: Option<String>,
+    plugin: Option<String>,
     reference: Option<GitRef>,
     ref_key: Option<&'static str>,
 }
@@ -438,6 +443,7 @@ fn parse_dependency(
             "git" => "git",
             "path" => "path",
             "wellknown" => "wellknown",
+            "plugin" => "plugin",
             "tag" => "tag",
             "branch" => "branch",
             "rev" => "rev",
@@ -459,6 +465,7 @@ fn parse_dependency(
             "git" => &mut d.git,
             "path" => &mut d.path,
             "wellknown" => &mut d.wellknown,
+            "plugin" => &mut d.plugin,
             _ => {
                 if let Some(prev) = d.ref_key {
                     return Err(here(ManifestErrorKind::Conflict {
@@ -489,6 +496,14 @@ fn parse_dependency(
             "wellknown" => {
                 WellKnownUrl::parse(&value).map_err(|e| here(bad_spec(e)))?;
             }
+            "plugin" => {
+                skillpm_core::name::check_name(&value).map_err(|source| {
+                    here(ManifestErrorKind::BadName {
+                        name: value.clone(),
+                        source,
+                    })
+                })?;
+            }
             _ => {}
         }
         *slot = Some(value);
@@ -502,6 +517,21 @@ fn parse_dependency(
             b,
         })
     };
+    // A plugin is one of a git repository's marketplace.
+    if d.git.is_none() && d.plugin.is_some() {
+        let other = [
+            (d.wellknown.is_some(), "wellknown"),
+            (d.path.is_some(), "path"),
+            (d.registry.is_some(), "registry"),
+            (d.version.is_some(), "version"),
+        ]
+        .into_iter()
+        .find_map(|(set, k)| set.then_some(k));
+        return Err(match other {
+            Some(other) => conflict("plugin", other),
+            None => at(ManifestErrorKind::MissingSource { name: name.into() }),
+        });
+    }
     if let Some(index) = d.wellknown {
         for (set, other) in [
             (d.git.is_some(), "git"),
@@ -538,6 +568,7 @@ fn parse_dependency(
             url,
             reference: d.reference,
             path: d.path,
+            plugin: d.plugin,
         });
     }
     if let Some(path) = d.path {
@@ -670,6 +701,7 @@ fn dependency_value(dep: &Dependency) -> Value {
             url,
             reference,
             path,
+            plugin,
         } => {
             t.insert("git", Value::from(url.as_str()));
             if let Some(r) = reference {
@@ -677,6 +709,9 @@ fn dependency_value(dep: &Dependency) -> Value {
             }
             if let Some(p) = path {
                 t.insert("path", Value::from(p.as_str()));
+            }
+            if let Some(p) = plugin {
+                t.insert("plugin", Value::from(p.as_str()));
             }
         }
         Dependency::Path { path } => {

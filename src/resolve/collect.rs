@@ -376,6 +376,7 @@ impl<'a> Collect<'a> {
                         url: url.clone(),
                         reference: Some(GitRef::Rev(commit.clone())),
                         path: (!sub.is_empty()).then_some(sub),
+                        plugin: None,
                     }
                 }
                 LockedSource::Path { path: base } => Dependency::Path {
@@ -644,6 +645,7 @@ impl Collected<'_> {
                         // Verified when the index was read
                         // (`RegistrySource::versions`).
                         signed_by: v.sig.as_ref().map(|s| s.keyid.clone()),
+                        plugin: None,
                     }
                 }
                 Node::Pinned {

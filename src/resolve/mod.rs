@@ -77,6 +77,7 @@ pub(crate) fn still_matches(
                 url,
                 reference,
                 path,
+                plugin,
             },
             LockedSource::Git { url: u, commit },
         ) => {
@@ -89,6 +90,7 @@ pub(crate) fn still_matches(
                     _ => true,
                 }
                 && locked.path.as_deref() == path.as_deref()
+                && locked.plugin.as_ref().map(|p| p.name.as_str()) == plugin.as_deref()
         }
         // A well-known skill stays pinned to its locked artifact and digest
         // until `update` re-reads the index.

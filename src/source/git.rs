@@ -28,13 +28,14 @@ pub use discover::FoundSkill;
 use super::{marketplace, memo, Memo, Package, Request, Resolution, Source, SourceError};
 use crate::cache::Cache;
 use crate::parallel::Workers;
-use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource};
+use crate::project::lockfile::{is_full_commit, LockedSkill, LockedSource, PluginPin};
 use crate::project::manifest::Dependency;
 use crate::project::spec::{GitRef, GitScheme, GitUrl};
-use discover::{found_packed, found_skills, listing_limits};
+use discover::{found_packed, found_skills, listing_limits, top_skill_dirs};
 use pack::{pack_commit, pack_tree, Packed};
 use remote::Want;
 use skillpm_core::archive::Limits;
+use skillpm_core::name::SkillName;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -551,24 +552,20 @@ impl GitSource {
 }
 
 impl GitSource {
-    /// The plugin marketplaces of `commit` of `url`, which `discover`
-    /// listed this run, with each plugin's skills among `found`.
+    /// The plugin marketplaces of `commit` of `url`, with each plugin's
+    /// skills among the skills `discover` would list there.
     pub async fn marketplaces(
         &self,
         url: &GitUrl,
         commit: &str,
-        found: &[FoundSkill],
     ) -> Result<Vec<marketplace::Marketplace>, SourceError> {
         let shared = self.shared(url, commit).await?;
-        let dirs: Vec<String> = found
-            .iter()
-            .map(|f| f.dir.clone().unwrap_or_default())
-            .collect();
         let (u, c) = (url.clone(), commit.to_string());
         self.blocking(move |_| {
             let Some(files) = export::Files::new(&shared, &u) else {
                 return Ok(Vec::new());
             };
+            let dirs = top_skill_dirs(&shared, &u)?;
             let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
             marketplace::read(&files, &dirs).map_err(|source| SourceError::Marketplace {
                 origin: format!("{}@{}", u.redacted(), &c[..12.min(c.len())]),
@@ -576,6 +573,35 @@ impl GitSource {
             })
         })
         .await
+    }
+
+    /// The plugin `name` (`NAME` or `NAME@MARKETPLACE`) of `commit`, which
+    /// must hold the skill at `sub`, as the lock records it.
+    async fn plugin_pin(
+        &self,
+        url: &GitUrl,
+        commit: &str,
+        name: &str,
+        sub: Option<&str>,
+    ) -> Result<PluginPin, SourceError> {
+        let markets = self.marketplaces(url, commit).await?;
+        let refused = |message: String| SourceError::BadSkill {
+            dir: format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]),
+            message,
+        };
+        let plugin = marketplace::find(&markets, name)
+            .ok_or_else(|| refused(format!("no marketplace here lists the plugin `{name}`")))?;
+        let dir = sub.unwrap_or_default();
+        if !plugin.skills.iter().any(|s| s == dir) {
+            let shown = skillpm_core::text::sanitize(dir);
+            return Err(refused(format!(
+                "the plugin `{name}` does not hold the skill at `{shown}`"
+            )));
+        }
+        Ok(PluginPin {
+            name: SkillName::new(&plugin.name).map_err(|e| refused(e.to_string()))?,
+            version: plugin.version.clone(),
+        })
     }
 }
 
@@ -620,6 +646,7 @@ impl Source for GitSource {
             url,
             reference,
             path: sub,
+            plugin,
         } = req.dep
         else {
             unreachable!("GitSource is only handed git dependencies")
@@ -653,6 +680,10 @@ impl Source for GitSource {
             let commit = self.commit_of(url, reference.as_ref()).await?;
             let p = self.pack(url, &commit, sub.as_deref()).await?;
             let signed_by = self.check_signed(p.name.as_str(), url, &commit).await?;
+            let plugin = match plugin {
+                Some(name) => Some(self.plugin_pin(url, &commit, name, sub.as_deref()).await?),
+                None => None,
+            };
             Ok(Resolution {
                 locked: LockedSkill {
                     name: p.name,
@@ -669,6 +700,7 @@ impl Source for GitSource {
                     tree: Some(p.tree_id),
                     dependencies: Vec::new(),
                     signed_by,
+                    plugin,
                 },
                 packed: Some(p.tree),
             })

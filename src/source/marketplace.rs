@@ -216,6 +216,20 @@ pub fn read(tree: &dyn Tree, skill_dirs: &[&str]) -> Result<Vec<Marketplace>, Ma
     Ok(out)
 }
 
+/// The plugin `spec` names (`NAME`, or `NAME@MARKETPLACE` as Claude Code
+/// spells it): the first marketplace's that lists it.
+pub fn find<'m>(markets: &'m [Marketplace], spec: &str) -> Option<&'m Plugin> {
+    let (name, market) = match spec.split_once('@') {
+        Some((n, m)) => (n, Some(m)),
+        None => (spec, None),
+    };
+    markets
+        .iter()
+        .filter(|m| market.is_none() || m.name.as_deref() == market)
+        .flat_map(|m| &m.plugins)
+        .find(|p| p.name == name)
+}
+
 /// The manifest at `file`, parsed; `None` when there is none.
 fn parse_file<T: for<'de> Deserialize<'de>>(
     tree: &dyn Tree,

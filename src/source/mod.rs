@@ -289,6 +289,21 @@ pub(crate) fn one_line(s: &str) -> String {
         .join(" ")
 }
 
+/// `ChooseSkills`' note of the plugins listed beside the skills.
+fn plugins_held(plugins: usize) -> String {
+    match plugins {
+        0 => String::new(),
+        n => format!(" and {n} plugins"),
+    }
+}
+
+fn plugin_hint(plugins: usize) -> &'static str {
+    match plugins {
+        0 => " or --all",
+        _ => ", --plugin NAME... or --all",
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("cannot run git ({0}); is git installed?")]
@@ -414,11 +429,22 @@ pub enum SourceError {
         origin: String,
         source: marketplace::MarketplaceError,
     },
-    #[error("{origin} holds {count} skills (listed above); choose with --skill NAME... or --all")]
+    #[error("{origin} holds {count} skills{} (listed above); choose with --skill NAME...{}", plugins_held(*.plugins), plugin_hint(*.plugins))]
     ChooseSkills {
         origin: String,
         count: usize,
-        /// One sanitized line per skill: command, name, description.
+        /// One sanitized line per skill: command, name, description; then
+        /// the plugins of its marketplaces, if it has any.
+        listing: String,
+        /// How many plugins the listing shows.
+        plugins: usize,
+    },
+    #[error("{origin} has no plugin `{plugin}` (its {count} plugins are listed above); choose with --plugin NAME...")]
+    ChoosePlugin {
+        origin: String,
+        plugin: String,
+        count: usize,
+        /// One sanitized line per plugin: name, version, description.
         listing: String,
     },
     /// A git commit `[trust]` refuses: unsigned, or not by a listed key.

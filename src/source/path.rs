@@ -82,6 +82,7 @@ impl PathSource {
                 tree: None,
                 dependencies: Vec::new(),
                 signed_by: None,
+                plugin: None,
             },
             packed: Some(tree),
         };

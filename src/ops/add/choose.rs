@@ -9,10 +9,11 @@ use crate::project::manifest::Dependency;
 use crate::project::spec::Spec;
 use crate::report::Reporter;
 use crate::source::git::FoundSkill;
+use crate::source::marketplace::{self, Marketplace};
 use crate::source::wellknown::WellKnownError;
 use crate::source::SourceError;
 use skillpm_core::name::SkillName;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The skills an `add` error asks the user to choose from, one line
 /// each (command, name, description), for the CLI to print above the
@@ -21,6 +22,7 @@ pub fn choice_listing(e: &Error) -> Option<&str> {
     match e {
         Error::Source(s) => match &**s {
             SourceError::ChooseSkills { listing, .. } => Some(listing),
+            SourceError::ChoosePlugin { listing, .. } => Some(listing),
             _ => None,
         },
         _ => None,
@@ -56,12 +58,28 @@ pub(super) async fn choose(
             if found.iter().any(|f| f.dir.is_none()) && *selection == Selection::One {
                 return Ok(None);
             }
-            let found = match selection {
-                Selection::All { strict } => installable(found, &origin, *strict, reporter)?,
-                _ => found,
+            let (found, plugin_of) = match selection {
+                Selection::All { strict } => {
+                    (installable(found, &origin, *strict, reporter)?, Vec::new())
+                }
+                Selection::Plugins(wanted) => {
+                    let markets = run.sources.git.marketplaces(url, &commit).await?;
+                    of_plugins(&origin, &markets, wanted, found)?
+                }
+                _ => (found, Vec::new()),
             };
             let rows: Vec<Row> = found.iter().map(Row::from).collect();
-            let picked = pick(&origin, &rows, selection)?;
+            let picked = match selection {
+                // The plugins picked them; two of one name are still refused.
+                Selection::Plugins(_) => pick(&origin, &rows, &Selection::All { strict: true })?,
+                _ => match pick(&origin, &rows, selection) {
+                    Err(Error::Source(e)) => {
+                        let markets = run.sources.git.marketplaces(url, &commit).await;
+                        return Err(with_plugins(*e, markets, reporter).into());
+                    }
+                    other => other?,
+                },
+            };
             picked
                 .into_iter()
                 .map(|i| {
@@ -83,11 +101,15 @@ pub(super) async fn choose(
                             url: url.clone(),
                             reference: reference.clone(),
                             path: f.dir.clone(),
+                            plugin: plugin_of.get(i).cloned(),
                         },
                     ))
                 })
                 .collect::<Result<Vec<_>>>()
                 .map(Some)
+        }
+        Spec::WellKnown { .. } if matches!(selection, Selection::Plugins(_)) => {
+            Err(Error::NoPluginsHere)
         }
         Spec::WellKnown { url } => {
             let index = run.sources.wellknown.discover(url).await?;
@@ -126,6 +148,118 @@ pub(super) async fn choose(
         }
         _ => Ok(None),
     }
+}
+
+/// The skills of the plugins `wanted` names, each with the name of the
+/// plugin that brought it (by index); a plugin that is not listed, or
+/// whose skills cannot be installed from here, is refused with why.
+fn of_plugins(
+    origin: &str,
+    markets: &[Marketplace],
+    wanted: &[String],
+    found: Vec<FoundSkill>,
+) -> Result<(Vec<FoundSkill>, Vec<String>)> {
+    let clean = |s: &str| skillpm_core::text::sanitize(s).into_owned();
+    let mut by_dir: HashMap<String, FoundSkill> = found
+        .into_iter()
+        .map(|f| (f.dir.clone().unwrap_or_default(), f))
+        .collect();
+    let (mut skills, mut plugins) = (Vec::new(), Vec::new());
+    for spec in wanted {
+        let Some(plugin) = marketplace::find(markets, spec) else {
+            let rows = plugin_rows(markets);
+            return Err(SourceError::ChoosePlugin {
+                origin: clean(origin),
+                plugin: clean(spec),
+                count: rows.len(),
+                listing: listing(&rows),
+            }
+            .into());
+        };
+        if let Some(problem) = &plugin.problem {
+            return Err(SourceError::BadSkill {
+                dir: format!("{}: plugin `{}`", clean(origin), clean(&plugin.name)),
+                message: clean(problem),
+            }
+            .into());
+        }
+        // A skill two chosen plugins share is added once, by the first.
+        for dir in &plugin.skills {
+            if let Some(f) = by_dir.remove(dir) {
+                skills.push(f);
+                plugins.push(plugin.name.clone());
+            }
+        }
+    }
+    Ok((skills, plugins))
+}
+
+/// The ask to choose, `e`, with the plugins of the repository's
+/// marketplaces listed after its skills. A marketplace that cannot be
+/// read is only warned about: the skills can still be added one by one.
+fn with_plugins(
+    e: SourceError,
+    markets: std::result::Result<Vec<Marketplace>, SourceError>,
+    reporter: &dyn Reporter,
+) -> SourceError {
+    let SourceError::ChooseSkills {
+        origin,
+        count,
+        listing: skills,
+        ..
+    } = e
+    else {
+        return e;
+    };
+    let markets = markets.unwrap_or_else(|e| {
+        reporter.report(crate::report::Event::Warning {
+            message: e.to_string(),
+        });
+        Vec::new()
+    });
+    let rows = plugin_rows(&markets);
+    let listing = match rows.is_empty() {
+        true => skills,
+        false => format!("skills:\n{skills}\nplugins:\n{}", listing(&rows)),
+    };
+    SourceError::ChooseSkills {
+        origin,
+        count,
+        listing,
+        plugins: rows.len(),
+    }
+}
+
+/// The plugins of `markets` as `add` lists them: name (with its
+/// marketplace when there are several), declared version, and its
+/// description, or why it cannot be installed from here. A plugin two
+/// files of one marketplace list (Claude Code's and Codex's) is shown once.
+fn plugin_rows(markets: &[Marketplace]) -> Vec<Row> {
+    let names: HashSet<&Option<String>> = markets.iter().map(|m| &m.name).collect();
+    let named = names.len() > 1;
+    let mut seen = HashSet::new();
+    markets
+        .iter()
+        .flat_map(|m| m.plugins.iter().map(move |p| (m, p)))
+        .filter(|(m, p)| seen.insert((&m.name, &p.name)))
+        .map(|(m, p)| Row {
+            command: match (named, &m.name) {
+                (true, Some(market)) => format!("{}@{market}", p.name),
+                _ => p.name.clone(),
+            },
+            name: p
+                .version
+                .as_ref()
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            dir: String::new(),
+            description: match &p.problem {
+                Some(why) => format!("(cannot be installed: {why})"),
+                None if p.skills.len() == 1 => format!("(1 skill) {}", p.description),
+                None => format!("({} skills) {}", p.skills.len(), p.description),
+            },
+        })
+        .collect()
 }
 
 /// The skills of a repository that `--all` can install. Each of the
@@ -219,13 +353,14 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
             origin: skillpm_core::text::sanitize(origin).into_owned(),
             count: rows.len(),
             listing: listing(rows),
+            plugins: 0,
         }
         .into()
     };
     let picked: Vec<usize> = match selection {
         Selection::One if rows.len() == 1 => vec![0],
         Selection::One => return Err(ask()),
-        Selection::All { .. } => (0..rows.len()).collect(),
+        Selection::All { .. } | Selection::Plugins(_) => (0..rows.len()).collect(),
         Selection::Named(names) => {
             let mut out = Vec::new();
             for n in names {
@@ -249,6 +384,7 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
                             ),
                             count: rows.len(),
                             listing: listing(rows),
+                            plugins: 0,
                         }
                         .into());
                     }

@@ -39,6 +39,7 @@ pub(super) fn dependency(
                 url,
                 reference,
                 path: subpath.map(str::to_string),
+                plugin: None,
             },
         ),
         Spec::Path { path } => (

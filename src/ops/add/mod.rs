@@ -46,6 +46,9 @@ pub enum Selection {
     /// Every skill found (`--all`); those that cannot be installed are
     /// skipped with a warning, or with `strict` fail the command.
     All { strict: bool },
+    /// The skills of these plugins of the repository's marketplaces
+    /// (`--plugin NAME` or `NAME@MARKETPLACE`).
+    Plugins(Vec<String>),
 }
 
 /// What `add` was asked for, beyond the flags shared by the commands
@@ -127,8 +130,11 @@ pub fn add(
             None => deps.push(dependency(env, &project, spec, sub, &registry_for.key)?),
         }
     }
-    if !chose && *selection != Selection::One {
-        return Err(Error::NothingToChoose);
+    match selection {
+        _ if chose => {}
+        Selection::One => {}
+        Selection::Plugins(_) => return Err(Error::NoPluginsHere),
+        _ => return Err(Error::NothingToChoose),
     }
     let names = run.rt.block_on(names_of(&run, &deps, reporter))?;
     let before = current.skills;

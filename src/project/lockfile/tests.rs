@@ -17,6 +17,7 @@ fn skill(name: &str, source: LockedSource, path: Option<&str>) -> LockedSkill {
         source,
         path: path.map(String::from),
         signed_by: None,
+        plugin: None,
     }
 }
 
@@ -527,4 +528,46 @@ fn a_git_entry_records_who_signed_its_commit() {
     let back = parse(&text).unwrap();
     assert_eq!(back, lock);
     assert_eq!(back.to_toml_string(), text);
+}
+
+#[test]
+fn a_git_entry_records_its_plugin_and_the_reader_checks_it() {
+    let mut git = sample().remove(2);
+    git.plugin = Some(PluginPin {
+        name: SkillName::new("document-skills").unwrap(),
+        version: Some(semver::Version::new(6, 2, 0)),
+    });
+    let mut lock = Lockfile::default();
+    lock.upsert(git);
+    let text = lock.to_toml_string();
+    assert!(
+        text.contains("plugin = \"document-skills\"\nplugin-version = \"6.2.0\"\n"),
+        "{text}"
+    );
+    assert_eq!(parse(&text).unwrap(), lock);
+    let good = sum(b"x");
+    for (source, keys, want) in [
+        ("path+./x", "plugin = \"p\"\n", "is not a git source"),
+        (
+            "git+https://h/r.git#0123456789abcdef0123456789abcdef01234567",
+            "plugin = \"Bad Name\"\n",
+            "invalid plugin",
+        ),
+        (
+            "git+https://h/r.git#0123456789abcdef0123456789abcdef01234567",
+            "plugin = \"p\"\nplugin-version = \"one\"\n",
+            "invalid plugin-version",
+        ),
+        (
+            "git+https://h/r.git#0123456789abcdef0123456789abcdef01234567",
+            "plugin-version = \"1.0.0\"\n",
+            "without `plugin`",
+        ),
+    ] {
+        let text = format!(
+            "version = 1\n[[skill]]\nname = \"a\"\nversion = \"1.0.0\"\nsource = \"{source}\"\n{keys}checksum = \"{good}\"\n"
+        );
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains(want), "{keys}: {err}");
+    }
 }

@@ -60,6 +60,7 @@ fn parses_the_documented_example() {
             url,
             reference,
             path,
+            ..
         } => {
             assert_eq!(url.as_str(), "https://github.com/acme/skills.git");
             assert_eq!(reference, &Some(GitRef::Tag("v1.4.0".into())));
@@ -237,6 +238,7 @@ fn editor_adds_replaces_and_removes() {
             url: GitUrl::parse("https://github.com/acme/skills.git").unwrap(),
             reference: Some(GitRef::Tag("v1.4.0".into())),
             path: Some("house-style".into()),
+            plugin: None,
         },
     );
     assert!(ed.remove_dependency(&name("alpha")));

@@ -95,6 +95,7 @@ fn entry(s: &str, github_base: &str) -> Result<(SkillName, Dependency), String> 
             url,
             reference,
             path,
+            plugin: None,
         },
     ))
 }

@@ -91,6 +91,21 @@ fn skill_dir(dir: &str) -> Option<String> {
     (!dir.is_empty()).then(|| dir.to_string())
 }
 
+/// The directories of the skills a user can pick in the shared commit
+/// ([`top_dirs`]; `""` for the root), without reading any `SKILL.md`.
+pub(super) fn top_skill_dirs(
+    shared: &export::Shared,
+    url: &GitUrl,
+) -> Result<Vec<String>, crate::source::SourceError> {
+    let max = skillpm_core::skill::MAX_SKILL_MD_BYTES;
+    let dirs = export::skill_dirs(shared, url, &listing_limits(), max)?;
+    let names: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    Ok(top_dirs(&names)
+        .into_iter()
+        .map(|i| dirs[i].clone())
+        .collect())
+}
+
 /// Turns the `SKILL.md` files of a tree into the skills a user can pick
 /// ([`top_dirs`]).
 pub(super) fn found_skills(workers: &Workers, files: Vec<(String, Vec<u8>)>) -> Vec<FoundSkill> {

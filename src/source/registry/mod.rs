@@ -368,6 +368,7 @@ impl Source for RegistrySource {
                 tree: None,
                 dependencies: Vec::new(),
                 signed_by: best.sig.as_ref().map(|s| s.keyid.clone()),
+                plugin: None,
             },
             packed: None,
         })

@@ -185,6 +185,7 @@ impl WellKnownSource {
                 tree: None,
                 dependencies: Vec::new(),
                 signed_by: None,
+                plugin: None,
             },
             packed: Some(m.tree),
         })
