@@ -35,6 +35,7 @@ mod install_registry;
 mod lifecycle;
 mod load;
 mod lock_registry;
+mod marketplace;
 mod mcp;
 mod noop_runs;
 mod replace;
