@@ -390,3 +390,30 @@ fn a_fresh_clone_of_the_project_installs_the_plugin_skills_from_the_lock() {
         assert!(f.project_root().join(s).join("SKILL.md").is_file(), "{s}");
     }
 }
+
+/// An agent that installs plugins itself says so in `status --agent`;
+/// one that does not has no such line.
+#[test]
+fn status_says_which_agents_read_plugins_themselves() {
+    let f = fixture();
+    for (agent, file) in [
+        ("claude-code", Some(".claude-plugin/marketplace.json")),
+        ("codex", Some(".agents/plugins/marketplace.json")),
+        ("github-copilot", Some(".github/plugin/marketplace.json")),
+        ("cursor", None),
+    ] {
+        let out = f.ok(&["status", "--agent", agent]);
+        let line = out.lines().find(|l| l.starts_with("Plugins: "));
+        match file {
+            Some(file) => assert_eq!(
+                line,
+                Some(format!("Plugins: it installs plugins itself from {file}; skills skillpm adds from a plugin are plain skills to it").as_str()),
+                "{out}"
+            ),
+            None => assert_eq!(line, None, "{out}"),
+        }
+        let json: serde_json::Value =
+            serde_json::from_str(&f.ok(&["status", "--agent", agent, "--json"])).unwrap();
+        assert_eq!(json["agent"]["plugins"].as_str(), file, "{json}");
+    }
+}

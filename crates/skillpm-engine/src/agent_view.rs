@@ -192,10 +192,16 @@ pub fn describe(agent: &Agent) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    format!(
+    let mut out = format!(
         "Agent: {} ({})\nDialect: {dialect}\nInstalls into: {}\nSource: {}\nNote: {}\n",
         agent.display, agent.id, agent.install, agent.source, agent.note
-    )
+    );
+    if let Some(file) = agent.plugins {
+        out.push_str(&format!(
+            "Plugins: it installs plugins itself from {file}; skills skillpm adds from a plugin are plain skills to it\n"
+        ));
+    }
+    out
 }
 
 /// [`describe`] as JSON, added to `status --json` under `"agent"`.
@@ -206,5 +212,6 @@ pub fn describe_json(agent: &Agent) -> serde_json::Value {
         "install": agent.install,
         "dialect": agent.dialect.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
         "source": agent.source,
+        "plugins": agent.plugins,
     })
 }

@@ -132,6 +132,10 @@ pub struct Agent {
     /// Project paths whose presence shows the project uses this agent
     /// (`skillpm init` proposes it as a target).
     pub detect: &'static [&'static str],
+    /// The plugin marketplace file the agent installs plugins from
+    /// itself, if it has such a thing. Skills skillpm installs from a
+    /// plugin are plain skills to it either way.
+    pub plugins: Option<&'static str>,
 }
 
 const fn user(path: &'static str) -> AgentRoot {
@@ -189,6 +193,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://ampcode.com/manual#agent-skills",
         note: "reads name and description only",
         detect: &[".amp"],
+        plugins: None,
     },
     Agent {
         id: "claude-code",
@@ -201,6 +206,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://code.claude.com/docs/en/skills",
         note: "personal skills win over project skills; does not read .agents/skills",
         detect: &[".claude", "CLAUDE.md"],
+        plugins: Some(".claude-plugin/marketplace.json"),
     },
     Agent {
         id: "codex",
@@ -211,6 +217,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://developers.openai.com/codex/skills",
         note: "repository skills over user skills; eligibility lives in agents/openai.yaml, not SKILL.md",
         detect: &[".codex"],
+        plugins: Some(".agents/plugins/marketplace.json"),
     },
     Agent {
         id: "cursor",
@@ -230,6 +237,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://cursor.com/docs/skills",
         note: "precedence between its directories is not documented",
         detect: &[".cursor", ".cursorrules"],
+        plugins: None,
     },
     Agent {
         id: "gemini-cli",
@@ -245,6 +253,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://geminicli.com/docs/cli/using-agent-skills/",
         note: "workspace over user; within a tier the .agents/skills alias wins",
         detect: &[".gemini", "GEMINI.md"],
+        plugins: None,
     },
     Agent {
         id: "github-copilot",
@@ -262,6 +271,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://docs.github.com/en/copilot/how-tos/copilot-cli/customize-copilot/create-skills",
         note: "precedence between its directories is not documented",
         detect: &[".github/skills", ".github/copilot-instructions.md"],
+        plugins: Some(".github/plugin/marketplace.json"),
     },
     Agent {
         id: "goose",
@@ -283,6 +293,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://block.github.io/goose/docs/guides/context-engineering/using-skills",
         note: "later directories win; .goose and .claude are read for backward compatibility",
         detect: &[".goose", ".goosehints"],
+        plugins: None,
     },
     Agent {
         id: "openclaw",
@@ -298,6 +309,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://docs.openclaw.ai/tools/skills",
         note: "the project is OpenClaw's workspace; <workspace>/skills wins over everything",
         detect: &[".openclaw"],
+        plugins: None,
     },
     Agent {
         id: "opencode",
@@ -316,6 +328,7 @@ pub const AGENTS: &[Agent] = &[
         source: "https://opencode.ai/docs/skills",
         note: "unknown frontmatter keys are ignored; precedence between its directories is not documented",
         detect: &[".opencode", "opencode.json"],
+        plugins: None,
     },
 ];
 
