@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::install::journal::{self, Journal, To};
 use crate::install::{self, Action, Plan, Prepared, Staged};
 use crate::parallel::Workers;
-use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile};
+use crate::project::lockfile::{LockedSkill, LockedSource, Lockfile, PluginPin};
 use crate::project::manifest::Manifest;
 use crate::project::{Project, ProjectError, ProjectGuard};
 use crate::report::{Event, Reporter};
@@ -556,11 +556,21 @@ fn apply(
     Ok(())
 }
 
-/// A locked entry as `update` shows it: the version, and the commit for git.
+/// A locked entry as `update` and `outdated` show it: the version, and
+/// for git the commit, after the plugin and the version it declares when
+/// the skill came from a plugin that declares one (a plugin's skills often
+/// carry no version of their own).
 pub(super) fn describe(s: &LockedSkill) -> String {
-    match &s.source {
-        crate::project::lockfile::LockedSource::Git { commit, .. } => {
-            format!("{} ({})", s.version, &commit[..12.min(commit.len())])
+    match (&s.source, &s.plugin) {
+        (crate::project::lockfile::LockedSource::Git { commit, .. }, plugin) => {
+            let commit = &commit[..12.min(commit.len())];
+            match plugin {
+                Some(PluginPin {
+                    name,
+                    version: Some(v),
+                }) => format!("{} ({name} {v}, {commit})", s.version),
+                _ => format!("{} ({commit})", s.version),
+            }
         }
         _ => s.version.to_string(),
     }

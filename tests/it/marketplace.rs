@@ -239,6 +239,28 @@ fn a_plugin_version_is_locked_and_follows_the_plugin_on_update() {
         .replace("6.2.0", "6.3.0");
     f.write(&dir, ".claude-plugin/plugin.json", bumped);
     git(&dir, &["commit", "-qam", "6.3.0"]);
+    // `outdated` shows the versions the plugin declares, before and after.
+    let rows: serde_json::Value = serde_json::from_str(&f.ok(&["outdated", "--json"])).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "writing-plans")
+        .expect("a row for writing-plans");
+    assert!(
+        row["current"]
+            .as_str()
+            .unwrap()
+            .starts_with("0.0.0 (superpowers 6.2.0, "),
+        "{row}"
+    );
+    assert!(
+        row["wanted"]
+            .as_str()
+            .unwrap()
+            .starts_with("0.0.0 (superpowers 6.3.0, "),
+        "{row}"
+    );
     f.ok(&["update"]);
     assert!(locked_plugins(&f)
         .iter()
