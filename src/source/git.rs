@@ -185,6 +185,9 @@ pub struct GitSource {
     signers: Option<Arc<signing::AllowedSigners>>,
     /// `url#commit` → who signed it, checked against `signers`.
     signed: Memo<String>,
+    /// `url#commit` → its plugin marketplaces, read once however many
+    /// skills of its plugins resolve.
+    markets: Memo<Arc<Vec<marketplace::Marketplace>>>,
 }
 
 impl GitSource {
@@ -205,6 +208,7 @@ impl GitSource {
             packs: Mutex::new(HashMap::new()),
             signers: None,
             signed: Mutex::new(HashMap::new()),
+            markets: Mutex::new(HashMap::new()),
         }
     }
 
@@ -553,26 +557,34 @@ impl GitSource {
 
 impl GitSource {
     /// The plugin marketplaces of `commit` of `url`, with each plugin's
-    /// skills among the skills `discover` would list there.
+    /// skills among the skills `discover` would list there; read once per
+    /// run.
     pub async fn marketplaces(
         &self,
         url: &GitUrl,
         commit: &str,
-    ) -> Result<Vec<marketplace::Marketplace>, SourceError> {
-        let shared = self.shared(url, commit).await?;
-        let (u, c) = (url.clone(), commit.to_string());
-        self.blocking(move |_| {
-            let Some(files) = export::Files::new(&shared, &u) else {
-                return Ok(Vec::new());
-            };
-            let dirs = top_skill_dirs(&shared, &u)?;
-            let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
-            marketplace::read(&files, &dirs).map_err(|source| SourceError::Marketplace {
-                origin: format!("{}@{}", u.redacted(), &c[..12.min(c.len())]),
-                source,
+    ) -> Result<Arc<Vec<marketplace::Marketplace>>, SourceError> {
+        let cell = memo(&self.markets, format!("{}#{commit}", url.redacted()));
+        cell.get_or_try_init(|| async {
+            let shared = self.shared(url, commit).await?;
+            let (u, c) = (url.clone(), commit.to_string());
+            self.blocking(move |_| {
+                let Some(files) = export::Files::new(&shared, &u) else {
+                    return Ok(Arc::default());
+                };
+                let dirs = top_skill_dirs(&shared, &u)?;
+                let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+                marketplace::read(&files, &dirs)
+                    .map(Arc::new)
+                    .map_err(|source| SourceError::Marketplace {
+                        origin: format!("{}@{}", u.redacted(), &c[..12.min(c.len())]),
+                        source,
+                    })
             })
+            .await
         })
         .await
+        .cloned()
     }
 
     /// The plugin `name` (`NAME` or `NAME@MARKETPLACE`) of `commit`, which

@@ -362,7 +362,7 @@ fn plugin(
         Err(why) => p.problem = Some(why),
     }
     if p.problem.is_none() && p.skills.is_empty() {
-        p.problem = Some("it holds no skills".into());
+        p.problem = Some("it holds no skills (only agents, commands, hooks or servers)".into());
     }
     p
 }
@@ -482,7 +482,16 @@ fn skills_of(
     let (paths, below) = match (listed.or(own.take()), copilot) {
         (Some(p), _) => (p.list(), root),
         (None, Some(p)) => (p.list(), ""),
-        (None, None) => (vec!["./skills/".to_string()], root),
+        // Its own `skills/` directory, which a plugin of agents, hooks or
+        // commands alone does not have: it then holds no skills.
+        (None, None) => {
+            let dir = inside(root, "skills")?;
+            if let Some(link) = has_symlink(tree, &dir) {
+                return Err(format!("its skills go through the symlink `{link}`"));
+            }
+            let held = skills_at(&dir, skill_dirs);
+            return Ok((manifest, held.into_iter().map(str::to_string).collect()));
+        }
     };
     if paths.len() > MAX_PLUGIN_SKILLS {
         return Err(format!(
@@ -580,11 +589,21 @@ mod tests {
                 r#"{"name":"m","owner":{"name":"x"},"plugins":[
                   {"name":"docs","source":"./","strict":false,"description":"D",
                    "skills":["./skills/b","./skills/a/"]},
-                  {"name":"all","source":"./"}]}"#,
+                  {"name":"all","source":"./"},
+                  {"name":"agents-only","source":"./agents"}]}"#,
             )
             .file("skills/a/SKILL.md", "")
-            .file("skills/b/SKILL.md", "");
+            .file("skills/b/SKILL.md", "")
+            .file(
+                "agents/plugin.json",
+                r#"{"name":"agents-only","agents":["./a.md"]}"#,
+            );
         let p = only(&tree, &["skills/a", "skills/b", "skills/c"]);
+        assert!(p[2]
+            .problem
+            .as_deref()
+            .unwrap()
+            .starts_with("it holds no skills"));
         assert_eq!(p[0].skills, ["skills/a", "skills/b"]);
         assert_eq!(p[0].description, "D");
         assert_eq!(p[1].skills, ["skills/a", "skills/b", "skills/c"]);

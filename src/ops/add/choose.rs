@@ -199,7 +199,7 @@ fn of_plugins(
 /// read is only warned about: the skills can still be added one by one.
 fn with_plugins(
     e: SourceError,
-    markets: std::result::Result<Vec<Marketplace>, SourceError>,
+    markets: std::result::Result<std::sync::Arc<Vec<Marketplace>>, SourceError>,
     reporter: &dyn Reporter,
 ) -> SourceError {
     let SourceError::ChooseSkills {
@@ -215,7 +215,7 @@ fn with_plugins(
         reporter.report(crate::report::Event::Warning {
             message: e.to_string(),
         });
-        Vec::new()
+        Default::default()
     });
     let rows = plugin_rows(&markets);
     let listing = match rows.is_empty() {
