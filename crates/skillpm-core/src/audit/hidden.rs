@@ -17,6 +17,7 @@
 use super::rules;
 use super::source::{cut_chars, in_inline_code, Source};
 use crate::text::{escaped_chars, sanitize};
+use memchr::memmem;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -325,13 +326,13 @@ static COMMENT_INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
 /// to the end.
 fn html_comments(src: &mut Source) {
     let text = src.text;
+    let bytes = text.as_bytes();
     let mut from = 0;
-    while let Some(i) = text[from..].find("<!--") {
+    while let Some(i) = memmem::find(&bytes[from..], b"<!--") {
         let open = from + i;
         let body_start = open + 4;
-        let close = text[body_start..]
-            .find("-->")
-            .map_or(text.len(), |j| body_start + j);
+        let close =
+            memmem::find(&bytes[body_start..], b"-->").map_or(text.len(), |j| body_start + j);
         from = (close + 3).min(text.len()).max(body_start);
         if src.in_code_block(open) || in_inline_code(text, open) {
             continue;
