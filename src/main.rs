@@ -5,7 +5,8 @@ mod cli;
 use anyhow::{Context, Result};
 use clap::Parser;
 use cli::args::{
-    AuditCommand, AuditFormat, CacheAction, Cli, Command, OwnerAction, PackageCommand,
+    AuditCommand, AuditFormat, CacheAction, Cli, Command, CommandsCommand, OwnerAction,
+    PackageCommand,
 };
 use cli::output::{eprint_line, note, one_line, print, write_stdout, Exit};
 use cli::{progress::CliReporter, render};
@@ -58,6 +59,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // An unknown command is a failed lookup, not bad usage: exit 1.
             print(&load::render(&cat, &command).map_err(|e| Exit(1, e.to_string()))?)?;
         }
+        Command::Commands { command, json } => match command {
+            None => cli::commands::list(&env, json)?,
+            Some(CommandsCommand::Run { name, args }) => cli::commands::run(&env, &name, &args)?,
+        },
         Command::CheckTool {
             skill,
             tool,

@@ -70,6 +70,18 @@ pub enum Command {
         /// The skill's command (its path below the root). Use `--` before names starting with `-`.
         command: String,
     },
+    /// List the skill commands a user can invoke by name (`/deploy staging`), as Claude
+    /// Code's user-invocable skills: name, argument hint, description, and the definitions
+    /// a project skill shadows, with why.
+    #[command(args_conflicts_with_subcommands = true)]
+    Commands {
+        #[command(subcommand)]
+        command: Option<CommandsCommand>,
+        /// Machine-readable output: `{"commands": [{"name", "skill", "path", "scope",
+        /// "description", "argument_hint", "arguments", "model_invocable", "shadowed"}]}`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Is a tool call within an active skill's `allowed-tools`? For agent hooks such as
     /// Claude Code's PreToolUse: exit 0 allows, exit 2 blocks.
     ///
@@ -366,6 +378,19 @@ pub enum PackageCommand {
     Cache {
         #[command(subcommand)]
         action: CacheAction,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum CommandsCommand {
+    /// Print a command's instructions with ARGS filled in as Claude Code fills them
+    /// (`$ARGUMENTS`, `$0`, `$ARGUMENTS[1]`, `$name`; else `ARGUMENTS: …` appended).
+    Run {
+        /// The command's name (its skill's command). Use `--` before names starting with `-`.
+        name: String,
+        /// The arguments, as typed after `/NAME`; each stays one argument.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
 }
 

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod audit;
 pub mod check_tool;
+pub mod commands;
 pub mod docs;
 pub mod find;
 pub mod output;

@@ -12,6 +12,7 @@ mod add_registry;
 mod agents;
 mod audit;
 mod check_tool;
+mod commands;
 mod converge;
 mod dependencies;
 mod engine_cli;

@@ -26,6 +26,7 @@
 
 use crate::authorize::ActiveSkill;
 use crate::catalog::{Catalog, SkillEntry};
+use crate::commands::{CommandError, CommandTable, Invocation};
 use crate::config::Environment;
 use crate::disclose::{self, Disclosure, Options};
 use crate::load::{self, LoadError};
@@ -150,6 +151,27 @@ impl Engine {
         load::render(&self.catalog, command)
     }
 
+    /// The skills a user can invoke by name, with their argument hints
+    /// and the definitions they shadow ([`crate::commands`]).
+    pub fn commands(&self) -> CommandTable<'_> {
+        CommandTable::build(&self.catalog)
+    }
+
+    /// Resolves a command line (`/deploy staging --dry-run`) to its skill
+    /// and instructions, with the arguments filled in as Claude Code fills
+    /// them; the arguments are inserted as text, never read as
+    /// placeholders.
+    ///
+    /// ```no_run
+    /// # use skillpm_engine::embed::{Engine, Host};
+    /// # let engine = Engine::from_roots(&Host::new(), &[]);
+    /// let inv = engine.invoke("/fix-issue 123").expect("a command");
+    /// println!("{}: {}", inv.command, inv.text);
+    /// ```
+    pub fn invoke(&self, line: &str) -> Result<Invocation, CommandError> {
+        self.commands().invoke(line)
+    }
+
     /// `command` as an active skill, with its parsed `allowed-tools`, for
     /// a session's [`crate::authorize::ToolGuard`] (`None`: no such skill). The guard holds
     /// the session's state (active skills, approvals); the engine holds
@@ -226,6 +248,12 @@ mod tests {
             [("Read", Some(true)), ("Write", Some(false))]
         );
         assert!(full.load("docker").unwrap().contains("body of docker"));
+        assert!(full
+            .invoke("/docker up")
+            .unwrap()
+            .text
+            .ends_with("body of docker\n\nARGUMENTS: up\n"));
+        assert!(full.commands().get("docker").is_some());
         let mut guard = crate::authorize::ToolGuard::new(crate::authorize::Mode::Strict);
         guard.activate(full.active_skill("edit").unwrap());
         let call = |s| crate::authorize::ToolPattern::parse(s).unwrap();

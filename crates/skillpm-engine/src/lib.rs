@@ -7,6 +7,7 @@ pub mod agent_view;
 pub mod agents;
 pub mod authorize;
 pub mod catalog;
+pub mod commands;
 pub mod config;
 pub mod disclose;
 pub mod discover;
