@@ -12,6 +12,7 @@
 //! - [`resources`]: the snapshot of served files, with digests and caps
 //! - [`skills_ext`]: SEP-2640 entries and directory listings
 //! - [`tools`]: `list_skills`, `search_skills`, `load_skill`
+//! - [`prompts`]: skill commands as MCP prompts
 //! - [`server`]: the handler and change notifications for both eras
 //! - [`sessions`]: the bound on live Streamable HTTP sessions
 //! - [`stdio`]: the stdio transport, answering lines that are not JSON
@@ -20,6 +21,7 @@
 //! Logs go to stderr only: on stdio, stdout carries the protocol.
 
 pub mod loaded;
+pub mod prompts;
 pub mod resources;
 pub mod server;
 pub mod sessions;

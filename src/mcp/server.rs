@@ -16,18 +16,20 @@
 use super::loaded::Loaded;
 use super::resources::{as_text, mime_type, Found, Snapshot};
 use super::uri::{canonical, INDEX_URI};
-use super::{skills_ext, tools};
+use super::{prompts, skills_ext, tools};
 use rmcp::model::{
     CallToolRequestMethod, CallToolRequestParams, CallToolResponse, ConstString, CustomRequest,
-    CustomResult, ErrorCode, ErrorData, GetSkillRequestMethod, GetSkillRequestParams,
-    GetSkillResult, Implementation, ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
-    ListResourcesResult, ListSkillsRequestMethod, ListSkillsResult, ListToolsRequestMethod,
-    ListToolsResult, PaginatedRequestParams, ReadResourceDirectoryRequestMethod,
-    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestMethod,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
-    SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter,
-    SubscriptionsListenRequestMethod, UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    CustomResult, ErrorCode, ErrorData, GetPromptRequestMethod, GetPromptRequestParams,
+    GetPromptResponse, GetSkillRequestMethod, GetSkillRequestParams, GetSkillResult,
+    Implementation, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourcesRequestMethod, ListResourcesResult,
+    ListSkillsRequestMethod, ListSkillsResult, ListToolsRequestMethod, ListToolsResult,
+    PaginatedRequestParams, ReadResourceDirectoryRequestMethod, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestMethod, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
+    SubscribeRequestParams, SubscriptionFilter, SubscriptionsListenRequestMethod,
+    UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -169,10 +171,21 @@ fn page<T: Clone>(
 /// entry is gone after a reload); anything else is refused with -32602, as
 /// MCP's pagination requires, rather than read as "from the start".
 fn cursor(request: &Option<PaginatedRequestParams>) -> Result<Option<&str>, ErrorData> {
+    cursor_where(request, |c| canonical(c).as_deref() == Ok(c))
+}
+
+/// The cursor of `prompts/list`: the name of the last prompt sent, so
+/// anything a command could be named; empty or longer is -32602.
+fn name_cursor(request: &Option<PaginatedRequestParams>) -> Result<Option<&str>, ErrorData> {
+    cursor_where(request, |c| !c.is_empty() && c.len() <= MAX_SUBSCRIBED_URI)
+}
+
+fn cursor_where(
+    request: &Option<PaginatedRequestParams>,
+    valid: impl Fn(&str) -> bool,
+) -> Result<Option<&str>, ErrorData> {
     match request.as_ref().and_then(|r| r.cursor.as_deref()) {
-        Some(c) if canonical(c).as_deref() != Ok(c) => {
-            Err(ErrorData::invalid_params("invalid cursor", None))
-        }
+        Some(c) if !valid(c) => Err(ErrorData::invalid_params("invalid cursor", None)),
         c => Ok(c),
     }
 }
@@ -194,6 +207,8 @@ const SERVED_METHODS: &[&str] = &[
     CallToolRequestMethod::VALUE,
     ListSkillsRequestMethod::VALUE,
     GetSkillRequestMethod::VALUE,
+    ListPromptsRequestMethod::VALUE,
+    GetPromptRequestMethod::VALUE,
     ReadResourceDirectoryRequestMethod::VALUE,
 ];
 
@@ -289,6 +304,7 @@ impl ServerHandler for SkillServer {
             .enable_resources_list_changed()
             .enable_resources_subscribe()
             .enable_tools()
+            .enable_prompts()
             .enable_skills_with_directory_read()
             .build();
         ServerConfig::new(capabilities)
@@ -450,6 +466,35 @@ impl ServerHandler for SkillServer {
         tools::call(&snap, &request.name, &args, &mut loaded)
             .map(Into::into)
             .ok_or_else(|| ErrorData::invalid_params(format!("no tool `{}`", request.name), None))
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let all = prompts::list(&self.snapshot());
+        let (items, next) = page(&all, |p| p.name.as_str(), name_cursor(&request)?);
+        let mut result = ListPromptsResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let snap = self.snapshot();
+        let (command, result) = prompts::get(&snap, &request.name, request.arguments.as_ref())?;
+        // The session was given the skill's instructions: it is loaded.
+        if let Some(s) = snap.skill_by_command(&command) {
+            self.loaded
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(s);
+        }
+        Ok(result.into())
     }
 
     async fn on_custom_request(

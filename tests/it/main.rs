@@ -38,6 +38,7 @@ mod load;
 mod lock_registry;
 mod marketplace;
 mod mcp;
+mod mcp_prompts;
 mod noop_runs;
 mod replace;
 mod sanitize;

@@ -46,7 +46,7 @@ fn python() -> Result<String, String> {
     Ok(py)
 }
 
-fn clients() -> Option<String> {
+pub(crate) fn clients() -> Option<String> {
     match python() {
         Ok(py) => Some(py),
         Err(why) => {
@@ -256,28 +256,37 @@ impl Tree {
     }
 
     fn stdio_server(&self) -> Value {
-        json!({
-            "command": [env!("CARGO_BIN_EXE_skillpm"), "mcp"],
-            "env": self.env(),
-            "cwd": self.f.project,
-        })
+        stdio_server(&self.f)
     }
 
     fn env(&self) -> BTreeMap<String, String> {
-        let f = &self.f;
-        let mut env = BTreeMap::from([
-            ("HOME".to_string(), f.home.display().to_string()),
-            (
-                "XDG_CONFIG_HOME".to_string(),
-                f.config.display().to_string(),
-            ),
-            ("XDG_CACHE_HOME".to_string(), f.cache.display().to_string()),
-            ("PATH".to_string(), f.bin.display().to_string()),
-            ("NO_COLOR".to_string(), "1".to_string()),
-        ]);
-        env.extend(f.extra_env.iter().cloned());
-        env
+        server_env(&self.f)
     }
+}
+
+/// The job's `server` for `skillpm mcp` over stdio in `f`'s project.
+pub(crate) fn stdio_server(f: &Fixture) -> Value {
+    json!({
+        "command": [env!("CARGO_BIN_EXE_skillpm"), "mcp"],
+        "env": server_env(f),
+        "cwd": f.project,
+    })
+}
+
+/// The server's environment: `f`'s home, config, cache and PATH only.
+fn server_env(f: &Fixture) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::from([
+        ("HOME".to_string(), f.home.display().to_string()),
+        (
+            "XDG_CONFIG_HOME".to_string(),
+            f.config.display().to_string(),
+        ),
+        ("XDG_CACHE_HOME".to_string(), f.cache.display().to_string()),
+        ("PATH".to_string(), f.bin.display().to_string()),
+        ("NO_COLOR".to_string(), "1".to_string()),
+    ]);
+    env.extend(f.extra_env.iter().cloned());
+    env
 }
 
 /// A driver's job: the server, the hostile URIs, the tool calls every
@@ -308,7 +317,7 @@ const HOSTILE: &[&str] = &[
 ];
 
 /// Runs a driver with `job` on stdin; returns its JSON report.
-fn drive(py: &str, driver: &str, job: &Value) -> Value {
+pub(crate) fn drive(py: &str, driver: &str, job: &Value) -> Value {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
     let mut child = Command::new(py)
         .arg(dir.join(driver))

@@ -1,0 +1,131 @@
+//! `skillpm mcp` serves skill commands as MCP prompts, checked with two
+//! clients nobody here wrote (the official Python SDK on 2025-11-25 and
+//! FastMCP's client on 2026-07-28, see tests/it/mcp.rs for how they are
+//! found): `prompts/list` with each command's arguments, `prompts/get`
+//! with the instructions filled in as one user message, and -32602 for an
+//! unknown prompt or a missing or undeclared argument.
+
+use crate::common::Fixture;
+use crate::mcp::{clients, drive, stdio_server};
+use serde_json::{json, Value};
+
+/// A command with named arguments, one with only a hint, one shadowed by
+/// the project, one the model is never offered, one not invocable.
+fn fixture() -> Fixture {
+    let f = Fixture::new();
+    let proj = f.project_root();
+    let user = f.user_root();
+    f.skill(
+        &proj,
+        "migrate",
+        "description: Migrates a component.\narguments: [component, target]",
+        "Move $component to $target (all: $ARGUMENTS).\n",
+    );
+    f.skill(
+        &proj,
+        "fix-issue",
+        "description: Fixes an issue.\nargument-hint: <issue>\ndisable-model-invocation: true",
+        "Fix issue $0.\n",
+    );
+    f.skill(
+        &user,
+        "fix-issue",
+        "description: The user's copy.",
+        "user\n",
+    );
+    f.skill(&user, "plain", "description: No placeholders.", "Plain.\n");
+    f.skill(
+        &user,
+        "background",
+        "description: Model only.\nuser-invocable: false",
+        "x\n",
+    );
+    f
+}
+
+fn run(py: &str, f: &Fixture, client: &str) -> Value {
+    let gets = json!([
+        {"name": "migrate", "arguments": {"component": "my widget", "target": "Vue"}},
+        {"name": "fix-issue", "arguments": {"arguments": "123 $ARGUMENTS"}},
+        {"name": "plain", "arguments": {"arguments": "now please"}},
+        {"name": "plain"},
+        {"name": "no-such-command", "arguments": {}},
+        {"name": "background", "arguments": {}},
+        {"name": "migrate", "arguments": {"component": "x"}},
+        {"name": "migrate", "arguments": {"component": "x", "target": "y", "extra": "z"}},
+    ]);
+    let job = json!({"server": stdio_server(f), "client": client, "gets": gets});
+    drive(py, "prompts_client.py", &job)
+}
+
+fn check(f: &Fixture, report: &Value) {
+    let names: Vec<&str> = report["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fix-issue", "migrate", "plain"], "{report}");
+    let p = &report["prompts"];
+    assert_eq!(p[0]["description"], "Fixes an issue.");
+    assert_eq!(p[0]["arguments"][0]["name"], "arguments");
+    assert_eq!(p[0]["arguments"][0]["required"], false);
+    assert!(p[0]["arguments"][0]["description"]
+        .as_str()
+        .unwrap()
+        .ends_with("<issue>"));
+    assert_eq!(
+        p[1]["arguments"],
+        json!([{"name": "component", "required": true}, {"name": "target", "required": true}])
+    );
+
+    let text = |i: usize| {
+        let g = &report["gets"][i];
+        assert_eq!(g["messages"].as_array().map(Vec::len), Some(1), "{g}");
+        assert_eq!(g["messages"][0]["role"], "user");
+        g["messages"][0]["text"].as_str().unwrap().to_string()
+    };
+    let migrate_dir = f.project_root().join("migrate");
+    assert_eq!(
+        text(0),
+        format!(
+            "Base directory for this skill: {}\n\nMove my widget to Vue (all: 'my widget' Vue).\n",
+            migrate_dir.display()
+        )
+    );
+    assert_eq!(report["gets"][0]["description"], "Migrates a component.");
+    // The project's fix-issue, not the user's; an argument is text only.
+    assert!(text(1).ends_with("Fix issue 123.\n"), "{}", text(1));
+    assert!(text(2).ends_with("Plain.\n\nARGUMENTS: now please\n"));
+    assert!(text(3).ends_with("Plain.\n"));
+    for i in 4..8 {
+        assert_eq!(report["gets"][i]["code"], -32602, "{}", report["gets"][i]);
+    }
+    let error = |i: usize| report["gets"][i]["error"].as_str().unwrap().to_string();
+    assert!(
+        error(4).contains("no command `no-such-command`"),
+        "{}",
+        error(4)
+    );
+    assert!(error(6).contains("needs argument `target`"), "{}", error(6));
+    assert!(error(7).contains("has no argument `extra`"), "{}", error(7));
+}
+
+#[test]
+fn the_python_sdk_lists_and_gets_skill_commands_as_prompts() {
+    let Some(py) = clients() else { return };
+    let f = fixture();
+    let report = run(&py, &f, "mcp");
+    assert_eq!(report["protocol"], "2025-11-25");
+    assert_eq!(report["announced"], true);
+    check(&f, &report);
+}
+
+#[test]
+fn fastmcp_lists_and_gets_skill_commands_as_prompts() {
+    let Some(py) = clients() else { return };
+    let f = fixture();
+    let report = run(&py, &f, "fastmcp");
+    assert_eq!(report["protocol"], "2026-07-28");
+    check(&f, &report);
+}
