@@ -274,7 +274,7 @@ pub(crate) fn stdio_server(f: &Fixture) -> Value {
 }
 
 /// The server's environment: `f`'s home, config, cache and PATH only.
-fn server_env(f: &Fixture) -> BTreeMap<String, String> {
+pub(crate) fn server_env(f: &Fixture) -> BTreeMap<String, String> {
     let mut env = BTreeMap::from([
         ("HOME".to_string(), f.home.display().to_string()),
         (
@@ -1071,6 +1071,13 @@ fn malformed_params_are_invalid_params() {
         (4, "skills/get", json!({})),
         (5, "resources/directory/read", json!({})),
         (6, "resources/read", json!({"uri": 7})),
+        (7, "prompts/get", json!({})),
+        (
+            9,
+            "prompts/get",
+            json!({"name": "alpha", "arguments": {"arguments": 7}}),
+        ),
+        (10, "prompts/list", json!({"cursor": ""})),
     ] {
         assert_eq!(
             code(&mut stdin, &mut out, id, method, params),
@@ -1168,7 +1175,7 @@ fn http_refuses_an_address_other_hosts_can_reach() {
 /// `npm install --prefix target/mcp-inspector @modelcontextprotocol/inspector@2.12.0`,
 /// or named by SKILLPM_MCP_INSPECTOR; required when
 /// SKILLPM_REQUIRE_MCP_INSPECTOR=1.
-fn inspector() -> Option<PathBuf> {
+pub(crate) fn inspector() -> Option<PathBuf> {
     let path = std::env::var_os("SKILLPM_MCP_INSPECTOR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {

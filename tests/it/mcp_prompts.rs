@@ -3,11 +3,13 @@
 //! FastMCP's client on 2026-07-28, see tests/it/mcp.rs for how they are
 //! found): `prompts/list` with each command's arguments, `prompts/get`
 //! with the instructions filled in as one user message, and -32602 for an
-//! unknown prompt or a missing or undeclared argument.
+//! unknown prompt or a missing or undeclared argument. The official
+//! inspector's CLI lists and gets them too, in both protocol eras.
 
 use crate::common::Fixture;
-use crate::mcp::{clients, drive, stdio_server};
+use crate::mcp::{clients, drive, inspector, server_env, stdio_server};
 use serde_json::{json, Value};
+use std::process::Command;
 
 /// A command with named arguments, one with only a hint, one shadowed by
 /// the project, one the model is never offered, one not invocable.
@@ -128,4 +130,82 @@ fn fastmcp_lists_and_gets_skill_commands_as_prompts() {
     let report = run(&py, &f, "fastmcp");
     assert_eq!(report["protocol"], "2026-07-28");
     check(&f, &report);
+}
+
+/// The inspector's CLI: `args` against `skillpm mcp` in `f`, in `era`;
+/// whether it succeeded, and the JSON it printed.
+fn inspect(cli: &std::path::Path, f: &Fixture, era: &str, args: &[&str]) -> (bool, Value) {
+    let mut cmd = Command::new(cli);
+    cmd.env_clear()
+        .env("HOME", &f.home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .args(["--cli", "--protocol-era", era, "--format", "json", "-q"])
+        .args(args)
+        .arg("--cwd")
+        .arg(&f.project);
+    for (k, v) in server_env(f) {
+        cmd.arg("-e").arg(format!("{k}={v}"));
+    }
+    let out = cmd
+        .arg(env!("CARGO_BIN_EXE_skillpm"))
+        .arg("mcp")
+        .output()
+        .expect("run the inspector");
+    // A result on stdout; a failure's error document on stderr.
+    let stream = match out.status.success() {
+        true => &out.stdout,
+        false => &out.stderr,
+    };
+    let text = String::from_utf8_lossy(stream);
+    let doc = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{era}: {e}: {text}"));
+    (out.status.success(), doc)
+}
+
+#[test]
+fn the_official_inspector_lists_and_gets_prompts_in_both_eras() {
+    let Some(cli) = inspector() else { return };
+    let f = fixture();
+    for era in ["modern", "legacy"] {
+        let (ok, list) = inspect(&cli, &f, era, &["--method", "prompts/list"]);
+        assert!(ok, "{era}: {list}");
+        let names: Vec<&str> = list["result"]["prompts"]
+            .as_array()
+            .expect("prompts")
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["fix-issue", "migrate", "plain"], "{era}");
+        let get = [
+            "--method",
+            "prompts/get",
+            "--prompt-name",
+            "migrate",
+            "--prompt-args",
+            "component=SearchBar",
+            "target=Vue",
+        ];
+        let (ok, got) = inspect(&cli, &f, era, &get);
+        assert!(ok, "{era}: {got}");
+        let text = got["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .expect("text");
+        assert!(
+            text.ends_with("Move SearchBar to Vue (all: SearchBar Vue).\n"),
+            "{era}: {text}"
+        );
+        let (ok, err) = inspect(
+            &cli,
+            &f,
+            era,
+            &["--method", "prompts/get", "--prompt-name", "nope"],
+        );
+        assert!(!ok, "{era}: {err}");
+        assert!(
+            err["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no command `nope`"),
+            "{era}: {err}"
+        );
+    }
 }
