@@ -274,7 +274,7 @@ pub(crate) fn stdio_server(f: &Fixture) -> Value {
 }
 
 /// The server's environment: `f`'s home, config, cache and PATH only.
-pub(crate) fn server_env(f: &Fixture) -> BTreeMap<String, String> {
+fn server_env(f: &Fixture) -> BTreeMap<String, String> {
     let mut env = BTreeMap::from([
         ("HOME".to_string(), f.home.display().to_string()),
         (
@@ -1193,28 +1193,39 @@ pub(crate) fn inspector() -> Option<PathBuf> {
     None
 }
 
+/// The inspector's CLI with `args`, JSON output, in protocol `era`,
+/// against `skillpm mcp` in `f`'s project.
+pub(crate) fn run_inspector(
+    cli: &Path,
+    f: &Fixture,
+    era: &str,
+    args: &[&str],
+) -> std::process::Output {
+    let mut cmd = Command::new(cli);
+    cmd.env_clear()
+        .env("HOME", &f.home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .args(["--cli", "--protocol-era", era, "--format", "json", "-q"])
+        .args(args)
+        .arg("--cwd")
+        .arg(&f.project);
+    for (k, v) in server_env(f) {
+        cmd.arg("-e").arg(format!("{k}={v}"));
+    }
+    cmd.arg(env!("CARGO_BIN_EXE_skillpm"))
+        .arg("mcp")
+        .output()
+        .expect("run the inspector")
+}
+
 #[test]
 fn the_official_inspector_verifies_every_listed_skill_in_both_eras() {
     let Some(cli) = inspector() else { return };
     let tree = Tree::new();
     let listed = tree.listed_uris();
     for era in ["modern", "legacy"] {
-        let mut cmd = Command::new(&cli);
-        cmd.env_clear()
-            .env("HOME", &tree.f.home)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .args(["--cli", "--protocol-era", era, "--method", "skills/list"])
-            .args(["--verify", "--require-digests", "--format", "json", "-q"])
-            .arg("--cwd")
-            .arg(&tree.f.project);
-        for (k, v) in tree.env() {
-            cmd.arg("-e").arg(format!("{k}={v}"));
-        }
-        let out = cmd
-            .arg(env!("CARGO_BIN_EXE_skillpm"))
-            .arg("mcp")
-            .output()
-            .expect("run the inspector");
+        let args = ["--method", "skills/list", "--verify", "--require-digests"];
+        let out = run_inspector(&cli, &tree.f, era, &args);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),

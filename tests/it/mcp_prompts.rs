@@ -7,9 +7,8 @@
 //! inspector's CLI lists and gets them too, in both protocol eras.
 
 use crate::common::Fixture;
-use crate::mcp::{clients, drive, inspector, server_env, stdio_server};
+use crate::mcp::{clients, drive, inspector, run_inspector, stdio_server};
 use serde_json::{json, Value};
-use std::process::Command;
 
 /// A command with named arguments, one with only a hint, one shadowed by
 /// the project, one the model is never offered, one not invocable.
@@ -132,25 +131,10 @@ fn fastmcp_lists_and_gets_skill_commands_as_prompts() {
     check(&f, &report);
 }
 
-/// The inspector's CLI: `args` against `skillpm mcp` in `f`, in `era`;
-/// whether it succeeded, and the JSON it printed.
+/// The inspector's CLI with `args` against `skillpm mcp` in `f`, in
+/// `era`: whether it succeeded, and the JSON it printed.
 fn inspect(cli: &std::path::Path, f: &Fixture, era: &str, args: &[&str]) -> (bool, Value) {
-    let mut cmd = Command::new(cli);
-    cmd.env_clear()
-        .env("HOME", &f.home)
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .args(["--cli", "--protocol-era", era, "--format", "json", "-q"])
-        .args(args)
-        .arg("--cwd")
-        .arg(&f.project);
-    for (k, v) in server_env(f) {
-        cmd.arg("-e").arg(format!("{k}={v}"));
-    }
-    let out = cmd
-        .arg(env!("CARGO_BIN_EXE_skillpm"))
-        .arg("mcp")
-        .output()
-        .expect("run the inspector");
+    let out = run_inspector(cli, f, era, args);
     // A result on stdout; a failure's error document on stderr.
     let stream = match out.status.success() {
         true => &out.stdout,
