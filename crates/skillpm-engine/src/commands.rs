@@ -213,7 +213,7 @@ impl<'a> Command<'a> {
     fn of(s: &'a SkillEntry) -> Option<Command<'a>> {
         let doc = s.doc.as_ref().filter(|_| s.state == State::Eligible)?;
         let fm = &doc.frontmatter;
-        if fm.get("user-invocable").and_then(Value::as_bool) == Some(false) {
+        if crate::eligibility::is_false(fm.get("user-invocable")) {
             return None;
         }
         let argument_hint = fm
@@ -459,9 +459,10 @@ mod tests {
             ("many", "M.", "", &many),
             ("named", "N.", "arguments: \"a b -c a\"", "$a/$b"),
             ("hidden", "H.", "user-invocable: false", "x"),
+            ("quoted", "Q.", "user-invocable: \"no\"", "x"),
         ]);
         let t = CommandTable::build(&cat);
-        assert!(t.get("hidden").is_none());
+        assert!(t.get("hidden").is_none() && t.get("quoted").is_none());
         assert_eq!(t.get("named").unwrap().arguments, ["a", "b"]);
         assert_eq!(t.invoke("nope"), Err(CommandError::NotACommand));
         assert_eq!(t.invoke("/zzz"), Err(CommandError::Unknown("zzz".into())));

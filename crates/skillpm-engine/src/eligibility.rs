@@ -115,6 +115,21 @@ pub(super) fn is_true(v: Option<&Value>) -> bool {
     }
 }
 
+/// The opposite spelling of [`is_true`]: `false`, or a string such as
+/// `"no"`; absent or anything else is not false.
+pub(super) fn is_false(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Bool(b)) => !*b,
+        Some(Value::String(s)) => {
+            matches!(
+                s.to_ascii_lowercase().as_str(),
+                "false" | "no" | "off" | "n"
+            )
+        }
+        _ => false,
+    }
+}
+
 /// Accepts a string or a list of strings; other shapes are ignored rather
 /// than fatal, because loading is lenient.
 fn push_strings(out: &mut Vec<String>, v: &Value) {
