@@ -1,6 +1,7 @@
 //! Embedding skillpm's engine in an agent runtime: build a catalog from
 //! skill roots, evaluate eligibility against the host (OS, binaries,
-//! environment variables, tools), then search, disclose by tiers and load.
+//! environment variables, tools), then search, disclose by tiers, load,
+//! and run a skill command as a user types it.
 //! Nothing here touches the network or installs anything.
 //!
 //! Run: `cargo run -p skillpm-engine --example embed` (a small generated tree), or
@@ -22,6 +23,7 @@ const SKILLS: &[(&str, &str)] = &[
         "code-review",
         "description: Review a diff for correctness, tests and style.\n\
          triggers: [review this change, review my pull request]\n\
+         argument-hint: <rev> [--strict]\n\
          tools: [Read, Grep, {name: WebFetch, purpose: read linked issues, required: false}]",
     ),
     (
@@ -124,6 +126,21 @@ fn main() {
         Ok(block) => print!(
             "{}",
             block.replace(&roots[0].display().to_string(), "<root>")
+        ),
+        Err(e) => println!("{e}"),
+    }
+
+    println!("\n== commands, and /code-review as a user types it");
+    for c in &engine.commands().commands {
+        match &c.argument_hint {
+            Some(hint) => println!("/{} {hint}", c.skill.command),
+            None => println!("/{}", c.skill.command),
+        }
+    }
+    match engine.invoke("/code-review HEAD~1 --strict") {
+        Ok(inv) => print!(
+            "{}",
+            inv.text.replace(&roots[0].display().to_string(), "<root>")
         ),
         Err(e) => println!("{e}"),
     }
