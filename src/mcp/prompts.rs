@@ -8,6 +8,11 @@
 //! that declares none takes one optional `arguments`, the string as typed
 //! after the name. An unknown prompt, a missing or undeclared argument, or
 //! a value that is not a string is -32602.
+//!
+//! Descriptions and hints are served escaped (hidden text and controls made
+//! visible), as every other answer of this server; a command whose name
+//! would need escaping is not served as a prompt at all, since a client
+//! names the prompt back and an escaped name would name nothing.
 
 use super::resources::Snapshot;
 use crate::engine::commands::{Command, CommandTable, RAW_ARGUMENT};
@@ -15,7 +20,14 @@ use rmcp::model::{
     ErrorData, GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, Role,
 };
 use serde_json::Value;
+use skillpm_core::text::sanitize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+/// Whether `name` reaches a client as it is.
+fn servable(name: &str) -> bool {
+    matches!(sanitize(name), Cow::Borrowed(_))
+}
 
 /// Every command as a prompt, sorted by name.
 pub fn list(snap: &Snapshot) -> Vec<Prompt> {
@@ -25,10 +37,11 @@ pub fn list(snap: &Snapshot) -> Vec<Prompt> {
     CommandTable::build(cat)
         .commands
         .iter()
+        .filter(|c| servable(&c.skill.command))
         .map(|c| {
             Prompt::new(
                 c.skill.command.clone(),
-                Some(c.skill.description.clone()),
+                Some(sanitize(&c.skill.description)),
                 Some(arguments(c)),
             )
         })
@@ -38,7 +51,7 @@ pub fn list(snap: &Snapshot) -> Vec<Prompt> {
 fn arguments(c: &Command<'_>) -> Vec<PromptArgument> {
     if c.arguments.is_empty() {
         let what = match &c.argument_hint {
-            Some(h) => format!("The arguments, as typed after the command: {h}"),
+            Some(h) => format!("The arguments, as typed after the command: {}", sanitize(h)),
             None => "The arguments, as typed after the command".to_string(),
         };
         return vec![PromptArgument::new(RAW_ARGUMENT)
@@ -64,7 +77,12 @@ pub fn get(
         .as_deref()
         .ok_or_else(|| invalid("no skills are served".into()))?;
     let table = CommandTable::build(cat);
-    let command = table.require(name).map_err(|e| invalid(e.to_string()))?;
+    // The error quotes the client's name (cut short by the engine).
+    let command = match table.require(name) {
+        Ok(c) if servable(&c.skill.command) => c,
+        Ok(_) => return Err(invalid("no served prompt has this name".into())),
+        Err(e) => return Err(invalid(sanitize(&e.to_string()).into_owned())),
+    };
     let mut args = BTreeMap::new();
     for (k, v) in given.into_iter().flatten() {
         let Value::String(s) = v else {
@@ -77,6 +95,6 @@ pub fn get(
         .fill_named(&args)
         .map_err(|e| invalid(e.to_string()))?;
     let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, inv.text)])
-        .with_description(command.skill.description.clone());
+        .with_description(sanitize(&command.skill.description));
     Ok((inv.command, result))
 }

@@ -145,6 +145,24 @@ fn every_mcp_answer_shows_hidden_text_escaped() {
         digest.contains(&want),
         "the manifest's digest is of what is served: {digest}"
     );
+    // Skill commands as prompts: the description, the body and the
+    // client's own arguments all come back escaped.
+    let prompts = ask(6, "prompts/list", json!({}));
+    assert!(
+        prompts.to_string().contains("Formats dates.\\\\u{e0069}"),
+        "{prompts}"
+    );
+    let got = ask(
+        7,
+        "prompts/get",
+        json!({"name": "sneaky", "arguments": {"arguments": "x\u{202e}y"}}),
+    );
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("Use it\\u{200b}well."), "{text}");
+    assert!(text.contains("ARGUMENTS: x\\u{202e}y"), "{text}");
     drop(stdin);
     child.wait().unwrap();
 }
