@@ -566,25 +566,63 @@ impl GitSource {
     ) -> Result<Arc<Vec<marketplace::Marketplace>>, SourceError> {
         let cell = memo(&self.markets, format!("{}#{commit}", url.redacted()));
         cell.get_or_try_init(|| async {
-            let shared = self.shared(url, commit).await?;
-            let (u, c) = (url.clone(), commit.to_string());
-            self.blocking(move |_| {
-                let Some(files) = export::Files::new(&shared, &u) else {
-                    return Ok(Arc::default());
-                };
-                let dirs = top_skill_dirs(&shared, &u)?;
-                let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
-                marketplace::read(&files, &dirs)
+            let origin = format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]);
+            self.in_tree(url, commit, move |files, dirs| {
+                marketplace::read(files, dirs)
                     .map(Arc::new)
-                    .map_err(|source| SourceError::Marketplace {
-                        origin: format!("{}@{}", u.redacted(), &c[..12.min(c.len())]),
-                        source,
-                    })
+                    .map_err(|source| SourceError::Marketplace { origin, source })
             })
             .await
         })
         .await
         .cloned()
+    }
+
+    /// `read` over the files of `commit` of `url`, with the directories
+    /// of its skills; an empty answer when the commit is too large to list.
+    async fn in_tree<T: Default + Send + 'static>(
+        &self,
+        url: &GitUrl,
+        commit: &str,
+        read: impl FnOnce(&export::Files<'_>, &[&str]) -> Result<T, SourceError> + Send + 'static,
+    ) -> Result<T, SourceError> {
+        let shared = self.shared(url, commit).await?;
+        let u = url.clone();
+        self.blocking(move |_| {
+            let Some(files) = export::Files::new(&shared, &u) else {
+                return Ok(T::default());
+            };
+            let dirs = top_skill_dirs(&shared, &u)?;
+            let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+            read(&files, &dirs)
+        })
+        .await
+    }
+
+    /// The plugin a marketplace elsewhere names at `root` of `commit` of
+    /// `url`, with its skills there.
+    pub async fn plugin_at(
+        &self,
+        url: &GitUrl,
+        commit: &str,
+        root: &str,
+        listed: Option<&[String]>,
+    ) -> Result<marketplace::Held, SourceError> {
+        let (root, listed) = (root.to_string(), listed.map(<[String]>::to_vec));
+        let origin = format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]);
+        self.in_tree(url, commit, move |files, dirs| {
+            marketplace::held(files, &root, listed.as_deref(), dirs)
+                .map(Some)
+                .map_err(|message| SourceError::BadSkill {
+                    dir: origin,
+                    message,
+                })
+        })
+        .await?
+        .ok_or_else(|| SourceError::BadSkill {
+            dir: format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]),
+            message: "the commit is too large to list".into(),
+        })
     }
 
     /// The plugin `name` (`NAME` or `NAME@MARKETPLACE`) of `commit`, which
@@ -601,9 +639,20 @@ impl GitSource {
             dir: format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]),
             message,
         };
-        let plugin = marketplace::find(&markets, name)
-            .ok_or_else(|| refused(format!("no marketplace here lists the plugin `{name}`")))?;
         let dir = sub.unwrap_or_default();
+        let Some(plugin) = marketplace::find(&markets, name) else {
+            // A plugin in its own repository, which a marketplace elsewhere
+            // named: its manifest here, if any, declares its version.
+            let name = SkillName::new(name).map_err(|e| refused(e.to_string()))?;
+            let version = self.in_tree(url, commit, {
+                let (name, dir) = (name.to_string(), dir.to_string());
+                move |files, _| Ok(marketplace::declared_above(files, &dir, &name))
+            });
+            return Ok(PluginPin {
+                name,
+                version: version.await?,
+            });
+        };
         if !plugin.skills.iter().any(|s| s == dir) {
             let shown = skillpm_core::text::sanitize(dir);
             return Err(refused(format!(

@@ -13,7 +13,8 @@
 //! does not hide the others, and every path stays inside the repository
 //! (relative, no `..`, never through a symlink).
 
-use crate::project::spec::check_subpath;
+use crate::project::lockfile::is_full_commit;
+use crate::project::spec::{check_ref, check_subpath, GitRef, GitUrl};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 
@@ -97,7 +98,8 @@ pub struct Plugin {
     pub version: Option<semver::Version>,
     pub source: PluginSource,
     /// Its skills' directories in the repository, sorted; empty when it
-    /// lives elsewhere or cannot be used.
+    /// lives in another repository (read from there by [`held`]) or
+    /// cannot be used.
     pub skills: Vec<String>,
     /// Why its skills cannot be installed from here; `None` when they can.
     pub problem: Option<String>,
@@ -108,13 +110,17 @@ pub struct Plugin {
 pub enum PluginSource {
     /// A directory of this repository (`""` for its root).
     Here(String),
-    /// Another git repository, at a ref or commit, maybe in a
-    /// subdirectory.
+    /// Another git repository, at a commit (`sha`) or ref, else its
+    /// default branch; checked as a git URL and ref typed in skills.toml
+    /// are.
     Git {
-        url: String,
-        reference: Option<String>,
-        sha: Option<String>,
-        path: Option<String>,
+        url: GitUrl,
+        reference: Option<GitRef>,
+        /// The plugin's root in that repository (`""` for its root).
+        root: String,
+        /// The skill paths the marketplace entry lists, relative to the
+        /// plugin's root; `None`: what its manifest there says.
+        listed: Option<Vec<String>>,
     },
     /// A source kind skillpm does not read (`npm`, `pip`, ...).
     Other(String),
@@ -181,6 +187,7 @@ enum RawSource {
 
 #[derive(Deserialize, Default)]
 struct RawPlugin {
+    name: Option<String>,
     description: Option<String>,
     version: Option<String>,
     /// Relative to the plugin's root.
@@ -228,6 +235,60 @@ pub fn find<'m>(markets: &'m [Marketplace], spec: &str) -> Option<&'m Plugin> {
         .filter(|m| market.is_none() || m.name.as_deref() == market)
         .flat_map(|m| &m.plugins)
         .find(|p| p.name == name)
+}
+
+/// A plugin read in its own repository, which a marketplace elsewhere
+/// names: the version its manifest there declares and its skills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub version: Option<semver::Version>,
+    /// Its skills' directories in that repository, sorted.
+    pub skills: Vec<String>,
+}
+
+/// The plugin at `root` of `tree` (its manifest, and the skills `listed`
+/// relative to `root`, else those its manifest lists, else those below
+/// `root/skills/`), or why it cannot be installed.
+pub fn held(
+    tree: &dyn Tree,
+    root: &str,
+    listed: Option<&[String]>,
+    skill_dirs: &[&str],
+) -> Result<Held, String> {
+    let listed = listed.map(|l| Paths::Many(l.to_vec()));
+    let (manifest, skills) = skills_of(tree, root, listed, skill_dirs)?;
+    if skills.is_empty() {
+        return Err("it holds no skills (only agents, commands, hooks or servers)".into());
+    }
+    Ok(Held {
+        version: manifest.and_then(|m| m.version.as_deref().and_then(version)),
+        skills,
+    })
+}
+
+/// The version the manifest of the plugin `name` declares in `tree`, for
+/// a skill at `dir` that no marketplace of `tree` lists (the plugin lives
+/// in its own repository): the nearest directory at or above `dir` whose
+/// plugin manifest is named `name`. `None` when none is.
+pub fn declared_above(tree: &dyn Tree, dir: &str, name: &str) -> Option<semver::Version> {
+    let mut at = Some(dir);
+    while let Some(root) = at {
+        let found = PLUGIN_FILES.iter().find_map(|file| {
+            let path = match root.is_empty() {
+                true => file.to_string(),
+                false => format!("{root}/{file}"),
+            };
+            parse_file::<RawPlugin>(tree, &path).ok().flatten()
+        });
+        if let Some(m) = found.filter(|m| m.name.as_deref() == Some(name)) {
+            return m.version.as_deref().and_then(version);
+        }
+        at = match root {
+            "" => None,
+            r => Some(r.rsplit_once('/').map_or("", |(up, _)| up)),
+        };
+    }
+    None
 }
 
 /// The manifest at `file`, parsed; `None` when there is none.
@@ -325,7 +386,8 @@ fn plugin(
         p.problem = Some(format!("its name is not one skillpm accepts: {err}"));
         return p;
     }
-    p.source = match source(base, e.source) {
+    let listed = e.skills;
+    p.source = match source(base, e.source, listed.as_ref()) {
         Ok(s) => s,
         Err(why) => {
             p.problem = Some(why);
@@ -334,13 +396,8 @@ fn plugin(
     };
     let root = match &p.source {
         PluginSource::Here(root) => root.clone(),
-        PluginSource::Git { url, .. } => {
-            p.problem = Some(format!(
-                "it lives in another repository ({}); add that repository instead",
-                skillpm_core::text::sanitize(url)
-            ));
-            return p;
-        }
+        // Its skills are read from that repository when it is added.
+        PluginSource::Git { .. } => return p,
         PluginSource::Other(kind) => {
             p.problem = Some(format!(
                 "its source is a `{}` package, which skillpm does not read",
@@ -349,7 +406,7 @@ fn plugin(
             return p;
         }
     };
-    match skills_of(tree, &root, e.skills, skill_dirs) {
+    match skills_of(tree, &root, listed, skill_dirs) {
         Ok((manifest, skills)) => {
             if let Some(m) = manifest {
                 p.version = m.version.as_deref().and_then(version).or(p.version);
@@ -373,8 +430,13 @@ fn version(s: &str) -> Option<semver::Version> {
 }
 
 /// Where an entry's `source` says the plugin is; a relative path is
-/// below the marketplace's `pluginRoot`.
-fn source(base: Result<&str, &String>, raw: RawSource) -> Result<PluginSource, String> {
+/// below the marketplace's `pluginRoot`. Another repository's URL, ref,
+/// commit and path are checked here, as skills.toml's would be.
+fn source(
+    base: Result<&str, &String>,
+    raw: RawSource,
+    listed: Option<&Paths>,
+) -> Result<PluginSource, String> {
     let here = |p: &str| inside(base.map_err(String::clone)?, p).map(PluginSource::Here);
     match raw {
         RawSource::Path(p) => here(&p),
@@ -386,18 +448,41 @@ fn source(base: Result<&str, &String>, raw: RawSource) -> Result<PluginSource, S
             reference,
             sha,
         } => {
-            let git = |url: String| PluginSource::Git {
-                url: clip(&url),
-                reference: reference.as_deref().map(clip),
-                sha: sha.as_deref().map(clip),
-                path: path.as_deref().map(clip),
+            let git = |url: String| -> Result<PluginSource, String> {
+                let shown = || skillpm_core::text::sanitize(&url).into_owned();
+                let url = GitUrl::parse(&url)
+                    .map_err(|e| format!("its repository `{}`: {e}", shown()))?;
+                let reference = match (sha, reference) {
+                    (Some(sha), _) if is_full_commit(&sha) => Some(GitRef::Rev(sha)),
+                    (Some(sha), _) => {
+                        return Err(format!(
+                            "its `sha` `{}` is not a full commit id",
+                            skillpm_core::text::sanitize(&sha)
+                        ))
+                    }
+                    (None, Some(r)) => {
+                        check_ref(&r).map_err(|e| format!("its `ref`: {e}"))?;
+                        Some(GitRef::Unspecified(r))
+                    }
+                    (None, None) => None,
+                };
+                let listed = listed.map(|l| match l {
+                    Paths::One(p) => vec![p.clone()],
+                    Paths::Many(ps) => ps.clone(),
+                });
+                Ok(PluginSource::Git {
+                    url,
+                    reference,
+                    root: inside("", path.as_deref().unwrap_or_default())?,
+                    listed,
+                })
             };
             match (source.as_str(), repo, url) {
-                ("github", Some(repo), _) => Ok(git(format!("https://github.com/{repo}.git"))),
+                ("github", Some(repo), _) => git(format!("https://github.com/{repo}.git")),
                 // Codex writes its own repository as `{"source": "url",
                 // "url": "./"}`.
                 ("url" | "git-subdir", _, Some(u)) if is_relative(&u) => here(&u),
-                ("url" | "git" | "git-subdir", _, Some(u)) => Ok(git(u)),
+                ("url" | "git" | "git-subdir", _, Some(u)) => git(u),
                 ("github" | "url" | "git" | "git-subdir", _, _) => {
                     Err(format!("its `{source}` source names no repository"))
                 }
@@ -628,13 +713,65 @@ mod tests {
         assert_eq!(p[0].version, Some(semver::Version::new(1, 2, 0)));
         assert!(
             matches!(&p[1].source, PluginSource::Git { url, reference: Some(r), .. }
-            if url == "https://github.com/o/r.git" && r == "v1")
+            if url.redacted() == "https://github.com/o/r.git" && r.as_str() == "v1")
         );
-        assert!(p[1]
-            .problem
-            .as_deref()
-            .unwrap()
-            .contains("another repository"));
+        assert_eq!(p[1].problem, None);
+    }
+
+    /// Another repository's URL, ref, commit and path are checked as
+    /// skills.toml's are: a bad one is that plugin's problem.
+    #[test]
+    fn other_repositories_are_checked_like_skills_toml() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let tree = Files::default().file(
+            ".claude-plugin/marketplace.json",
+            &format!(
+                r#"{{"plugins":[
+              {{"name":"ok","source":{{"source":"url","url":"https://h/r.git","sha":"{sha}","ref":"x"}}}},
+              {{"name":"ext","source":{{"source":"url","url":"ext::sh -c x"}}}},
+              {{"name":"dash","source":{{"source":"git","url":"https://h/r.git","ref":"--upload-pack=x"}}}},
+              {{"name":"short","source":{{"source":"github","repo":"o/r","sha":"abc"}}}},
+              {{"name":"up","source":{{"source":"git-subdir","url":"https://h/r.git","path":"../x"}}}}]}}"#
+            ),
+        );
+        let p = only(&tree, &[]);
+        assert!(
+            matches!(&p[0].source, PluginSource::Git { reference: Some(GitRef::Rev(r)), .. } if r == sha),
+            "{:?}",
+            p[0]
+        );
+        let why: Vec<&str> = p[1..]
+            .iter()
+            .map(|p| p.problem.as_deref().unwrap())
+            .collect();
+        assert!(why[0].starts_with("its repository"), "{}", why[0]);
+        assert!(why[1].starts_with("its `ref`"), "{}", why[1]);
+        assert!(why[2].contains("not a full commit"), "{}", why[2]);
+        assert!(why[3].contains("`..`"), "{}", why[3]);
+    }
+
+    #[test]
+    fn a_plugin_in_its_own_repository_is_found_by_its_manifest() {
+        let tree = Files::default()
+            .file(
+                "plugins/p/.claude-plugin/plugin.json",
+                r#"{"name":"p","version":"2.1.0"}"#,
+            )
+            .file("plugins/p/skills/a/SKILL.md", "")
+            .file("plugin.json", r#"{"name":"other","version":"9.0.0"}"#);
+        let held = held(&tree, "plugins/p", None, &["plugins/p/skills/a", "x"]).unwrap();
+        assert_eq!(held.skills, ["plugins/p/skills/a"]);
+        assert_eq!(held.version, Some(semver::Version::new(2, 1, 0)));
+        let v = |dir, name| declared_above(&tree, dir, name);
+        assert_eq!(
+            v("plugins/p/skills/a", "p"),
+            Some(semver::Version::new(2, 1, 0))
+        );
+        assert_eq!(
+            v("plugins/p/skills/a", "other"),
+            Some(semver::Version::new(9, 0, 0))
+        );
+        assert_eq!(v("plugins/p/skills/a", "none"), None);
     }
 
     #[test]

@@ -503,14 +503,8 @@ fn a_dependency_that_fails_leaves_nothing_of_the_command() {
 /// `file://` dependency is refused, naming both, and nothing is installed.
 #[test]
 fn a_remote_skill_may_not_depend_on_this_machines_repositories() {
-    let name = skillpm_test_support::loopback_name()
-        .expect("a name that /etc/hosts maps to 127.0.0.1 (.ci/run adds skillpm-loopback.test)");
     let server = skillpm_test_support::git_https::GitHttps::start();
-    let mut f = Fixture::new();
-    let ca = server.ca_file().display().to_string();
-    f.extra_env.push(("SSL_CERT_FILE".into(), ca.clone()));
-    f.extra_env.push(("GIT_SSL_CAINFO".into(), ca));
-    f.link_bin("git");
+    let (f, name) = common::remote_by_name(&server);
     f.ok(&["init"]);
     let private = f.root().join("private");
     skill(&f, &private, "secrets", None);

@@ -305,14 +305,154 @@ fn copilot_plugins_take_their_skills_from_the_repository_root() {
     assert_eq!(names, ["arize-link", "arize-trace"]);
     // The plugin's own manifest declares the version.
     assert!(locked.iter().all(|l| l.2.as_deref() == Some("1.0.1")));
+    // The plugin of another repository is listed with where it lives.
+    let err = stderr(&f.skillpm(&["--quiet", "add", &url]));
+    assert!(
+        err.contains(
+            "agent-council  0.1.3  (from https://github.com/someone/agent-council.git) Elsewhere"
+        ),
+        "{err}"
+    );
+}
+
+fn head(dir: &std::path::Path) -> String {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A plugin in a repository of its own, with a later commit its
+/// marketplace does not pin; the marketplace, in another repository,
+/// holds no skill itself and pins the plugin by `sha`.
+fn plugin_elsewhere(f: &Fixture, source: &str) -> (PathBuf, String, String) {
+    let (dir, url) = repo(
+        f,
+        "council",
+        &["skills/debate", "skills/vote"],
+        &[(
+            ".claude-plugin/plugin.json",
+            r#"{"name": "council", "version": "0.1.3"}"#,
+        )],
+    );
+    let pinned = head(&dir);
+    f.write(
+        &dir,
+        "skills/vote/SKILL.md",
+        "---\nname: vote\ndescription: Changed\n---\nlater\n",
+    );
+    f.write(
+        &dir,
+        ".claude-plugin/plugin.json",
+        r#"{"name": "council", "version": "0.2.0"}"#,
+    );
+    git(&dir, &["commit", "-qam", "0.2.0"]);
+    let source = source
+        .replace("URL", url.trim_start_matches("git+"))
+        .replace("SHA", &pinned);
+    let market = format!(
+        r#"{{"name": "market", "owner": {{"name": "M"}},
+  "plugins": [{{"name": "council", "description": "Elsewhere", "source": {source}}}]}}"#
+    );
+    let (_, market_url) = repo(
+        f,
+        "market",
+        &[],
+        &[(".claude-plugin/marketplace.json", &market)],
+    );
+    (dir, market_url, pinned)
+}
+
+/// A plugin whose source is another git repository installs from there,
+/// at the commit its marketplace pins: each skill an entry pointing at
+/// that repository, so a frozen install from the lock reproduces it.
+#[test]
+fn a_plugin_in_another_repository_installs_from_there_at_its_pinned_commit() {
+    let f = fixture();
+    let (dir, market, pinned) =
+        plugin_elsewhere(&f, r#"{"source": "url", "url": "URL", "sha": "SHA"}"#);
+    f.ok(&["add", &market, "--plugin", "council@market"]);
+    let toml = manifest(&f);
+    for s in ["debate", "vote"] {
+        assert!(
+            toml.contains(&format!(
+                "{s} = {{ git = \"file://{}\", rev = \"{pinned}\", path = \"skills/{s}\", plugin = \"council\" }}",
+                dir.display()
+            )),
+            "{toml}"
+        );
+    }
+    let locked = lock_skills(&f.project);
+    assert_eq!(locked.len(), 2);
+    for e in &locked {
+        assert!(e["source"].as_str().unwrap().ends_with(&pinned), "{e}");
+    }
+    // The version the plugin's manifest declares at that commit.
+    assert!(locked_plugins(&f)
+        .iter()
+        .all(|(_, p, v)| p.as_deref() == Some("council") && v.as_deref() == Some("0.1.3")));
+    let vote = f.project_root().join("vote/SKILL.md");
+    assert!(!std::fs::read_to_string(&vote).unwrap().contains("Changed"));
+    std::fs::remove_dir_all(f.project_root()).unwrap();
+    f.ok(&["install", "--frozen"]);
+    assert!(!std::fs::read_to_string(&vote).unwrap().contains("Changed"));
+}
+
+/// Without a pin the plugin's repository is taken at its default branch;
+/// a bad `sha` is refused with one line and nothing written.
+#[test]
+fn a_plugin_in_another_repository_follows_its_branch_and_bad_pins_are_refused() {
+    let f = fixture();
+    let (_, market, _) = plugin_elsewhere(&f, r#"{"source": "git", "url": "URL"}"#);
+    f.ok(&["add", &market, "--plugin", "council"]);
+    assert!(locked_plugins(&f)
+        .iter()
+        .all(|(_, _, v)| v.as_deref() == Some("0.2.0")));
+    let vote = f.project_root().join("vote/SKILL.md");
+    assert!(std::fs::read_to_string(&vote).unwrap().contains("Changed"));
+
+    let g = fixture();
+    let (_, market, _) = plugin_elsewhere(
+        &g,
+        r#"{"source": "url", "url": "URL", "sha": "not-a-commit"}"#,
+    );
+    // Fetched into the cache first, so the refusal is seen to write nothing.
+    g.skillpm(&["add", &market]);
     run_refused(
-        &f,
-        &["add", &url, "--plugin", "agent-council"],
+        &g,
+        &["add", &market, "--plugin", "council"],
         &[
-            "plugin `agent-council`",
-            "another repository (https://github.com/someone/agent-council.git)",
+            "plugin `council`",
+            "`sha` `not-a-commit` is not a full commit id",
         ],
     );
+}
+
+/// A marketplace fetched from elsewhere may not point at this machine's
+/// repositories, as a skill's dependencies may not: the plugin is
+/// refused, naming where, and nothing is written.
+#[test]
+fn a_remote_marketplace_may_not_point_at_this_machines_repositories() {
+    let server = skillpm_test_support::git_https::GitHttps::start();
+    let (f, name) = common::remote_by_name(&server);
+    let (dir, _, _) = plugin_elsewhere(&f, r#"{"source": "url", "url": "URL"}"#);
+    server.serve("market", &f.root().join("market"));
+    let remote = server.url("market").replace("127.0.0.1", &name);
+    let remote = format!("git+{remote}");
+    f.skillpm(&["add", &remote]);
+    let out = run_refused(
+        &f,
+        &["add", &remote, "--plugin", "council"],
+        &[
+            "plugin `council`",
+            "on this machine",
+            &dir.display().to_string(),
+        ],
+    );
+    assert!(out.contains("may not point"), "{out}");
+    assert!(manifest(&f).is_empty());
 }
 
 /// A repository whose marketplace lists hostile plugins, next to one

@@ -7,9 +7,10 @@ use crate::error::{Error, Result};
 use crate::ops::sync::Run;
 use crate::project::manifest::Dependency;
 use crate::project::spec::Spec;
+use crate::project::spec::{GitRef, GitUrl};
 use crate::report::Reporter;
 use crate::source::git::FoundSkill;
-use crate::source::marketplace::{self, Marketplace};
+use crate::source::marketplace::{self, Marketplace, Plugin, PluginSource};
 use crate::source::wellknown::WellKnownError;
 use crate::source::SourceError;
 use skillpm_core::name::SkillName;
@@ -48,7 +49,10 @@ pub(super) async fn choose(
                 .discover(url, reference.as_ref(), all)
                 .await?;
             let origin = format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]);
-            if found.is_empty() {
+            // A marketplace whose plugins all live elsewhere holds no
+            // skill itself.
+            let plugins = matches!(selection, Selection::Plugins(_));
+            if found.is_empty() && !plugins {
                 return Err(SourceError::BadSkill {
                     dir: origin,
                     message: "no SKILL.md anywhere in the repository".into(),
@@ -58,13 +62,18 @@ pub(super) async fn choose(
             if found.iter().any(|f| f.dir.is_none()) && *selection == Selection::One {
                 return Ok(None);
             }
+            let mut elsewhere = Vec::new();
             let (found, plugin_of) = match selection {
                 Selection::All { strict } => {
                     (installable(found, &origin, *strict, reporter)?, Vec::new())
                 }
                 Selection::Plugins(wanted) => {
                     let markets = run.sources.git.marketplaces(url, &commit).await?;
-                    of_plugins(&origin, &markets, wanted, found)?
+                    let (skills, plugins, remote) = of_plugins(&origin, &markets, wanted, found)?;
+                    for plugin in remote {
+                        elsewhere.extend(of_remote(run, url, &origin, plugin).await?);
+                    }
+                    (skills, plugins)
                 }
                 _ => (found, Vec::new()),
             };
@@ -83,29 +92,17 @@ pub(super) async fn choose(
             picked
                 .into_iter()
                 .map(|i| {
-                    let f: &FoundSkill = &found[i];
-                    if let Some(problem) = &f.problem {
-                        return Err(SourceError::BadSkill {
-                            dir: format!("{origin}:{}", f.dir.as_deref().unwrap_or(".")),
-                            message: problem.clone(),
-                        }
-                        .into());
-                    }
-                    let name = SkillName::new(&f.name).map_err(|source| Error::BadName {
-                        name: f.name.clone(),
-                        source,
-                    })?;
-                    Ok((
-                        Some(name),
-                        Dependency::Git {
-                            url: url.clone(),
-                            reference: reference.clone(),
-                            path: f.dir.clone(),
-                            plugin: plugin_of.get(i).cloned(),
-                        },
-                    ))
+                    entry(
+                        &origin,
+                        &found[i],
+                        url,
+                        reference.as_ref(),
+                        plugin_of.get(i).cloned(),
+                    )
                 })
+                .chain(elsewhere.into_iter().map(Ok))
                 .collect::<Result<Vec<_>>>()
+                .and_then(|deps| one_of_each_name(&origin, deps))
                 .map(Some)
         }
         Spec::WellKnown { .. } if matches!(selection, Selection::Plugins(_)) => {
@@ -150,21 +147,22 @@ pub(super) async fn choose(
     }
 }
 
-/// The skills of the plugins `wanted` names, each with the name of the
-/// plugin that brought it (by index); a plugin that is not listed, or
-/// whose skills cannot be installed from here, is refused with why.
-fn of_plugins(
+/// The skills of the plugins `wanted` names that live in this
+/// repository, each with the name of the plugin that brought it (by
+/// index), and the plugins that live in another one; a plugin that is not
+/// listed, or whose skills cannot be installed, is refused with why.
+fn of_plugins<'m>(
     origin: &str,
-    markets: &[Marketplace],
+    markets: &'m [Marketplace],
     wanted: &[String],
     found: Vec<FoundSkill>,
-) -> Result<(Vec<FoundSkill>, Vec<String>)> {
+) -> Result<(Vec<FoundSkill>, Vec<String>, Vec<&'m Plugin>)> {
     let clean = |s: &str| skillpm_core::text::sanitize(s).into_owned();
     let mut by_dir: HashMap<String, FoundSkill> = found
         .into_iter()
         .map(|f| (f.dir.clone().unwrap_or_default(), f))
         .collect();
-    let (mut skills, mut plugins) = (Vec::new(), Vec::new());
+    let (mut skills, mut plugins, mut remote) = (Vec::new(), Vec::new(), Vec::new());
     for spec in wanted {
         let Some(plugin) = marketplace::find(markets, spec) else {
             let rows = plugin_rows(markets);
@@ -183,6 +181,10 @@ fn of_plugins(
             }
             .into());
         }
+        if matches!(plugin.source, PluginSource::Git { .. }) {
+            remote.push(plugin);
+            continue;
+        }
         // A skill two chosen plugins share is added once, by the first.
         for dir in &plugin.skills {
             if let Some(f) = by_dir.remove(dir) {
@@ -191,7 +193,122 @@ fn of_plugins(
             }
         }
     }
-    Ok((skills, plugins))
+    Ok((skills, plugins, remote))
+}
+
+/// The skills of `plugin`, which lives in another repository, as entries
+/// pointing at that repository (at the commit or ref the marketplace
+/// gives), so the lock and `install --locked` reproduce them. A
+/// marketplace from elsewhere may not point at this machine (`file://`,
+/// loopback, `localhost`, link-local), as a skill's dependencies may not
+/// (SECURITY.md, "A repository's files are not the user's word").
+async fn of_remote(
+    run: &Run<'_>,
+    market: &GitUrl,
+    origin: &str,
+    plugin: &Plugin,
+) -> Result<Vec<(Option<SkillName>, Dependency)>> {
+    let PluginSource::Git {
+        url,
+        reference,
+        root,
+        listed,
+    } = &plugin.source
+    else {
+        unreachable!("only plugins of another repository are passed here")
+    };
+    let clean = |s: &str| skillpm_core::text::sanitize(s).into_owned();
+    let refused = |message: String| -> Error {
+        SourceError::BadSkill {
+            dir: format!("{}: plugin `{}`", clean(origin), clean(&plugin.name)),
+            message,
+        }
+        .into()
+    };
+    if url.is_local() && !market.is_local() {
+        return Err(refused(format!(
+            "it lives in {}, on this machine, where a marketplace from elsewhere may not point",
+            url.redacted()
+        )));
+    }
+    let git = &run.sources.git;
+    let (commit, found) = git.discover(url, reference.as_ref(), false).await?;
+    let held = git.plugin_at(url, &commit, root, listed.as_deref()).await?;
+    let where_ = format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]);
+    held.skills
+        .iter()
+        .map(|dir| {
+            let f = found
+                .iter()
+                .find(|f| f.dir.as_deref().unwrap_or_default() == dir)
+                .ok_or_else(|| refused(format!("{where_} has no skill at `{}`", clean(dir))))?;
+            entry(
+                &where_,
+                f,
+                url,
+                reference.as_ref(),
+                Some(plugin.name.clone()),
+            )
+        })
+        .collect()
+}
+
+/// The manifest entry for the skill `f` of `url` (at `origin`), or why
+/// it cannot be installed.
+fn entry(
+    origin: &str,
+    f: &FoundSkill,
+    url: &GitUrl,
+    reference: Option<&GitRef>,
+    plugin: Option<String>,
+) -> Result<(Option<SkillName>, Dependency)> {
+    if let Some(problem) = &f.problem {
+        return Err(SourceError::BadSkill {
+            dir: format!("{origin}:{}", f.dir.as_deref().unwrap_or(".")),
+            message: problem.clone(),
+        }
+        .into());
+    }
+    let name = SkillName::new(&f.name).map_err(|source| Error::BadName {
+        name: f.name.clone(),
+        source,
+    })?;
+    Ok((
+        Some(name),
+        Dependency::Git {
+            url: url.clone(),
+            reference: reference.cloned(),
+            path: f.dir.clone(),
+            plugin,
+        },
+    ))
+}
+
+/// `deps`, refused when two would share a manifest key (two plugins, one
+/// here and one elsewhere, may hold skills of one name).
+fn one_of_each_name(
+    origin: &str,
+    deps: Vec<(Option<SkillName>, Dependency)>,
+) -> Result<Vec<(Option<SkillName>, Dependency)>> {
+    let where_ = |d: &Dependency| match d {
+        Dependency::Git { url, path, .. } => {
+            format!("{}:{}", url.redacted(), path.as_deref().unwrap_or("."))
+        }
+        other => format!("{other:?}"),
+    };
+    let mut first: HashMap<&SkillName, &Dependency> = HashMap::new();
+    for (name, dep) in &deps {
+        let Some(name) = name else { continue };
+        if let Some(before) = first.insert(name, dep) {
+            return Err(Error::SameName {
+                origin: skillpm_core::text::sanitize(origin).into_owned(),
+                first: where_(before),
+                second: where_(dep),
+                name: name.to_string(),
+            });
+        }
+    }
+    Ok(deps)
 }
 
 /// The ask to choose, `e`, with the plugins of the repository's
@@ -253,10 +370,13 @@ fn plugin_rows(markets: &[Marketplace]) -> Vec<Row> {
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
             dir: String::new(),
-            description: match &p.problem {
-                Some(why) => format!("(cannot be installed: {why})"),
-                None if p.skills.len() == 1 => format!("(1 skill) {}", p.description),
-                None => format!("({} skills) {}", p.skills.len(), p.description),
+            description: match (&p.problem, &p.source) {
+                (Some(why), _) => format!("(cannot be installed: {why})"),
+                (None, PluginSource::Git { url, .. }) => {
+                    format!("(from {}) {}", url.redacted(), p.description)
+                }
+                (None, _) if p.skills.len() == 1 => format!("(1 skill) {}", p.description),
+                (None, _) => format!("({} skills) {}", p.skills.len(), p.description),
             },
         })
         .collect()

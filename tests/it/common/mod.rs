@@ -586,3 +586,18 @@ pub fn third_party_missing(require: &str, what: &str, why: &str) {
     );
     eprintln!("skipping {what}: {why}");
 }
+
+/// A fixture trusting `server`'s CA (skillpm and its `git`), with `git`
+/// linked, and a host name that resolves to loopback without being a
+/// loopback literal: what a repository "from elsewhere" that is really
+/// on this machine needs (the local-from-remote refusals).
+pub fn remote_by_name(server: &skillpm_test_support::git_https::GitHttps) -> (Fixture, String) {
+    let name = skillpm_test_support::loopback_name()
+        .expect("a name that /etc/hosts maps to 127.0.0.1 (.ci/run adds skillpm-loopback.test)");
+    let mut f = Fixture::new();
+    let ca = server.ca_file().display().to_string();
+    f.extra_env.push(("SSL_CERT_FILE".into(), ca.clone()));
+    f.extra_env.push(("GIT_SSL_CAINFO".into(), ca));
+    f.link_bin("git");
+    (f, name)
+}
