@@ -211,7 +211,10 @@ pub enum PackageCommand {
         skills: Vec<String>,
         /// From a git repository with a plugin marketplace (Claude Code,
         /// Codex, Copilot), add the skills of these plugins, each as its own
-        /// entry: `NAME` or `NAME@MARKETPLACE`.
+        /// entry: `NAME` or `NAME@MARKETPLACE`, with `@REQ` for a
+        /// requirement on the version the plugin declares (`NAME@^6`; what
+        /// follows `@` is a requirement when it starts with a digit or one
+        /// of `^~<>=*`).
         #[arg(long = "plugin", value_name = "NAME", num_args = 1.., conflicts_with_all = ["all", "skills", "path"])]
         plugins: Vec<String>,
         /// From a repository or index holding several skills, add all.

@@ -328,6 +328,7 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
                 reference,
                 path,
                 plugin: None,
+                plugin_version: None,
             }
         }
         "git" | "gitlab" => {
@@ -340,6 +341,7 @@ fn entry(v: &Value, base: &str) -> std::result::Result<(Dependency, Vec<String>)
                 reference,
                 path,
                 plugin: None,
+                plugin_version: None,
             }
         }
         "local" => {

@@ -61,6 +61,9 @@ pub enum Dependency {
         /// through (`add --plugin`): the lock records that plugin's
         /// declared version.
         plugin: Option<String>,
+        /// `plugin-version`: a requirement the version the plugin declares
+        /// must meet (`add --plugin NAME@^6`); only with `plugin`.
+        plugin_version: Option<VersionReq>,
     },
     Path {
         path: String,
@@ -145,8 +148,10 @@ pub enum ManifestErrorKind {
         #[source]
         source: SpecError,
     },
-    #[error("skill `{name}`: unknown key `{key}`; expected version, registry, git, tag, branch, rev, ref, path, plugin or wellknown")]
+    #[error("skill `{name}`: unknown key `{key}`; expected version, registry, git, tag, branch, rev, ref, path, plugin, plugin-version or wellknown")]
     UnknownKey { name: String, key: String },
+    #[error("skill `{name}`: `plugin-version` is a requirement on its `plugin`, and it has none")]
+    PluginVersionWithoutPlugin { name: String },
     #[error("skill `{name}`: `{a}` and `{b}` cannot be used together; keep one")]
     Conflict {
         name: String,
@@ -399,6 +404,7 @@ struct DepKeys {
     path: Option<String>,
     wellknown: Option<String>,
     plugin: Option<String>,
+    plugin_version: Option<String>,
     reference: Option<GitRef>,
     ref_key: Option<&'static str>,
 }
@@ -444,6 +450,7 @@ fn parse_dependency(
             "path" => "path",
             "wellknown" => "wellknown",
             "plugin" => "plugin",
+            "plugin-version" => "plugin-version",
             "tag" => "tag",
             "branch" => "branch",
             "rev" => "rev",
@@ -466,6 +473,7 @@ fn parse_dependency(
             "path" => &mut d.path,
             "wellknown" => &mut d.wellknown,
             "plugin" => &mut d.plugin,
+            "plugin-version" => &mut d.plugin_version,
             _ => {
                 if let Some(prev) = d.ref_key {
                     return Err(here(ManifestErrorKind::Conflict {
@@ -487,7 +495,7 @@ fn parse_dependency(
         };
         // Validation that needs the value's own line happens here.
         match known {
-            "version" => {
+            "version" | "plugin-version" => {
                 spec::parse_version_req(&value).map_err(|e| here(bad_spec(e)))?;
             }
             "git" => {
@@ -517,6 +525,11 @@ fn parse_dependency(
             b,
         })
     };
+    if d.plugin.is_none() && d.plugin_version.is_some() {
+        return Err(at(ManifestErrorKind::PluginVersionWithoutPlugin {
+            name: name.into(),
+        }));
+    }
     // A plugin is one of a git repository's marketplace.
     if d.git.is_none() && d.plugin.is_some() {
         let other = [
@@ -569,6 +582,10 @@ fn parse_dependency(
             reference: d.reference,
             path: d.path,
             plugin: d.plugin,
+            plugin_version: d
+                .plugin_version
+                .map(|v| spec::parse_version_req(&v).map_err(|e| at(bad_spec(e))))
+                .transpose()?,
         });
     }
     if let Some(path) = d.path {
@@ -702,6 +719,7 @@ fn dependency_value(dep: &Dependency) -> Value {
             reference,
             path,
             plugin,
+            plugin_version,
         } => {
             t.insert("git", Value::from(url.as_str()));
             if let Some(r) = reference {
@@ -712,6 +730,9 @@ fn dependency_value(dep: &Dependency) -> Value {
             }
             if let Some(p) = plugin {
                 t.insert("plugin", Value::from(p.as_str()));
+            }
+            if let Some(v) = plugin_version {
+                t.insert("plugin-version", Value::from(v.to_string()));
             }
         }
         Dependency::Path { path } => {

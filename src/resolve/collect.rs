@@ -54,6 +54,9 @@ pub(super) enum Kept {
 }
 
 /// Why a skill is wanted, as one edge of the graph says it.
+// One per edge, short-lived; boxing `dep` would end the patterns that
+// match through it (`dep: Dependency::Registry { .. }`).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub(super) enum Want {
     /// As skills.toml or a package declares it.
@@ -377,6 +380,7 @@ impl<'a> Collect<'a> {
                         reference: Some(GitRef::Rev(commit.clone())),
                         path: (!sub.is_empty()).then_some(sub),
                         plugin: None,
+                        plugin_version: None,
                     }
                 }
                 LockedSource::Path { path: base } => Dependency::Path {

@@ -78,6 +78,7 @@ pub(crate) fn still_matches(
                 reference,
                 path,
                 plugin,
+                plugin_version,
             },
             LockedSource::Git { url: u, commit },
         ) => {
@@ -91,6 +92,11 @@ pub(crate) fn still_matches(
                 }
                 && locked.path.as_deref() == path.as_deref()
                 && locked.plugin.as_ref().map(|p| p.name.as_str()) == plugin.as_deref()
+                && match (plugin_version, &locked.plugin) {
+                    (None, _) => true,
+                    (Some(req), Some(p)) => p.version.as_ref().is_some_and(|v| req.matches(v)),
+                    (Some(_), None) => false,
+                }
         }
         // A well-known skill stays pinned to its locked artifact and digest
         // until `update` re-reads the index.

@@ -697,6 +697,23 @@ fn version_tag(
         .map(|(t, v)| (t.clone(), v))
 }
 
+/// Whether the version `pin`'s plugin declares meets `req`
+/// (skills.toml's `plugin-version`), or why not.
+fn check_plugin_version(pin: &PluginPin, req: Option<&semver::VersionReq>) -> Result<(), String> {
+    match (req, &pin.version) {
+        (None, _) => Ok(()),
+        (Some(req), Some(v)) if req.matches(v) => Ok(()),
+        (Some(req), Some(v)) => Err(format!(
+            "the plugin `{}` declares version {v} here, which does not meet `{req}`",
+            pin.name
+        )),
+        (Some(req), None) => Err(format!(
+            "the plugin `{}` declares no version here, so it cannot meet `{req}`",
+            pin.name
+        )),
+    }
+}
+
 fn pack_key(url: &GitUrl, commit: &str, subpath: Option<&str>) -> String {
     format!("{}#{commit}:{}", url.redacted(), subpath.unwrap_or("."))
 }
@@ -708,6 +725,7 @@ impl Source for GitSource {
             reference,
             path: sub,
             plugin,
+            plugin_version,
         } = req.dep
         else {
             unreachable!("GitSource is only handed git dependencies")
@@ -742,7 +760,16 @@ impl Source for GitSource {
             let p = self.pack(url, &commit, sub.as_deref()).await?;
             let signed_by = self.check_signed(p.name.as_str(), url, &commit).await?;
             let plugin = match plugin {
-                Some(name) => Some(self.plugin_pin(url, &commit, name, sub.as_deref()).await?),
+                Some(name) => {
+                    let pin = self.plugin_pin(url, &commit, name, sub.as_deref()).await?;
+                    check_plugin_version(&pin, plugin_version.as_ref()).map_err(|message| {
+                        SourceError::BadSkill {
+                            dir: format!("{}@{}", url.redacted(), &commit[..12.min(commit.len())]),
+                            message,
+                        }
+                    })?;
+                    Some(pin)
+                }
                 None => None,
             };
             Ok(Resolution {

@@ -267,6 +267,56 @@ fn a_plugin_version_is_locked_and_follows_the_plugin_on_update() {
         .all(|(_, _, v)| v.as_deref() == Some("6.3.0")));
 }
 
+/// `--plugin NAME@REQ`: the version the plugin declares must meet the
+/// requirement, which skills.toml keeps as `plugin-version`; `update`
+/// refuses a release outside it, leaving the lock as it was.
+#[test]
+fn a_plugin_version_requirement_is_kept_and_met() {
+    let f = fixture();
+    let (dir, url) = superpowers_shaped(&f, "6.2.0");
+    // Fetched into the cache first, so the refusal is seen to write nothing.
+    f.skillpm(&["add", &url]);
+    run_refused(
+        &f,
+        &["add", &url, "--plugin", "superpowers@^7"],
+        &["the plugin `superpowers` declares version 6.2.0 here, which does not meet `^7`"],
+    );
+    f.ok(&["add", &url, "--plugin", "superpowers@superpowers-dev@^6"]);
+    let toml = manifest(&f);
+    assert_eq!(
+        toml.matches("plugin = \"superpowers\", plugin-version = \"^6\"")
+            .count(),
+        3,
+        "{toml}"
+    );
+    let bumped = std::fs::read_to_string(dir.join(".claude-plugin/plugin.json"))
+        .unwrap()
+        .replace("6.2.0", "7.0.0");
+    f.write(&dir, ".claude-plugin/plugin.json", bumped);
+    git(&dir, &["commit", "-qam", "7.0.0"]);
+    let lock = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
+    let out = f.skillpm(&["--quiet", "update"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("declares version 7.0.0 here, which does not meet `^6`"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.project.join("skills.lock")).unwrap(),
+        lock
+    );
+    assert_eq!(manifest(&f), toml);
+    assert!(locked_plugins(&f)
+        .iter()
+        .all(|(_, _, v)| v.as_deref() == Some("6.2.0")));
+    let out = f.skillpm(&["--quiet", "add", &url, "--plugin", "superpowers@^x"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("invalid version requirement `^x`"), "{err}");
+    assert_eq!(manifest(&f), toml);
+}
+
 /// github/awesome-copilot: a Copilot marketplace listing `plugins/NAME`
 /// directories whose Agent Plugins `plugin.json` lists skills kept at the
 /// repository root, and a plugin that lives in another repository.

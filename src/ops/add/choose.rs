@@ -13,6 +13,7 @@ use crate::source::git::FoundSkill;
 use crate::source::marketplace::{self, Marketplace, Plugin, PluginSource};
 use crate::source::wellknown::WellKnownError;
 use crate::source::SourceError;
+use semver::VersionReq;
 use skillpm_core::name::SkillName;
 use std::collections::{HashMap, HashSet};
 
@@ -70,8 +71,8 @@ pub(super) async fn choose(
                 Selection::Plugins(wanted) => {
                     let markets = run.sources.git.marketplaces(url, &commit).await?;
                     let (skills, plugins, remote) = of_plugins(&origin, &markets, wanted, found)?;
-                    for plugin in remote {
-                        elsewhere.extend(of_remote(run, url, &origin, plugin).await?);
+                    for (plugin, req) in remote {
+                        elsewhere.extend(of_remote(run, url, &origin, plugin, req).await?);
                     }
                     (skills, plugins)
                 }
@@ -147,6 +148,29 @@ pub(super) async fn choose(
     }
 }
 
+/// A plugin chosen by name, with the requirement on its declared version.
+type Chosen = (String, Option<VersionReq>);
+
+/// A chosen plugin that lives in another repository, with the requirement.
+type Remote<'m> = (&'m Plugin, Option<VersionReq>);
+
+/// `--plugin NAME`, `NAME@MARKETPLACE`, `NAME@REQ` or
+/// `NAME@MARKETPLACE@REQ`, as the plugin to
+/// look up (`NAME` or `NAME@MARKETPLACE`) and the requirement on its
+/// version. What follows `@` is a requirement when it starts as only one
+/// can (a digit or one of `^~<>=*`), since a marketplace name never does.
+fn plugin_spec(spec: &str) -> Result<(&str, Option<VersionReq>)> {
+    match spec.rsplit_once('@') {
+        Some((name, req))
+            if req.starts_with(|c: char| c.is_ascii_digit() || "^~<>=*".contains(c)) =>
+        {
+            let req = crate::project::spec::parse_version_req(req)?;
+            Ok((name, Some(req)))
+        }
+        _ => Ok((spec, None)),
+    }
+}
+
 /// The skills of the plugins `wanted` names that live in this
 /// repository, each with the name of the plugin that brought it (by
 /// index), and the plugins that live in another one; a plugin that is not
@@ -156,7 +180,7 @@ fn of_plugins<'m>(
     markets: &'m [Marketplace],
     wanted: &[String],
     found: Vec<FoundSkill>,
-) -> Result<(Vec<FoundSkill>, Vec<String>, Vec<&'m Plugin>)> {
+) -> Result<(Vec<FoundSkill>, Vec<Chosen>, Vec<Remote<'m>>)> {
     let clean = |s: &str| skillpm_core::text::sanitize(s).into_owned();
     let mut by_dir: HashMap<String, FoundSkill> = found
         .into_iter()
@@ -164,7 +188,8 @@ fn of_plugins<'m>(
         .collect();
     let (mut skills, mut plugins, mut remote) = (Vec::new(), Vec::new(), Vec::new());
     for spec in wanted {
-        let Some(plugin) = marketplace::find(markets, spec) else {
+        let (lookup, req) = plugin_spec(spec)?;
+        let Some(plugin) = marketplace::find(markets, lookup) else {
             let rows = plugin_rows(markets);
             return Err(SourceError::ChoosePlugin {
                 origin: clean(origin),
@@ -182,14 +207,14 @@ fn of_plugins<'m>(
             .into());
         }
         if matches!(plugin.source, PluginSource::Git { .. }) {
-            remote.push(plugin);
+            remote.push((plugin, req));
             continue;
         }
         // A skill two chosen plugins share is added once, by the first.
         for dir in &plugin.skills {
             if let Some(f) = by_dir.remove(dir) {
                 skills.push(f);
-                plugins.push(plugin.name.clone());
+                plugins.push((plugin.name.clone(), req.clone()));
             }
         }
     }
@@ -207,6 +232,7 @@ async fn of_remote(
     market: &GitUrl,
     origin: &str,
     plugin: &Plugin,
+    req: Option<VersionReq>,
 ) -> Result<Vec<(Option<SkillName>, Dependency)>> {
     let PluginSource::Git {
         url,
@@ -247,7 +273,7 @@ async fn of_remote(
                 f,
                 url,
                 reference.as_ref(),
-                Some(plugin.name.clone()),
+                Some((plugin.name.clone(), req.clone())),
             )
         })
         .collect()
@@ -260,7 +286,7 @@ fn entry(
     f: &FoundSkill,
     url: &GitUrl,
     reference: Option<&GitRef>,
-    plugin: Option<String>,
+    plugin: Option<Chosen>,
 ) -> Result<(Option<SkillName>, Dependency)> {
     if let Some(problem) = &f.problem {
         return Err(SourceError::BadSkill {
@@ -279,7 +305,8 @@ fn entry(
             url: url.clone(),
             reference: reference.cloned(),
             path: f.dir.clone(),
-            plugin,
+            plugin_version: plugin.as_ref().and_then(|p| p.1.clone()),
+            plugin: plugin.map(|p| p.0),
         },
     ))
 }

@@ -40,6 +40,7 @@ pub(super) fn dependency(
                 reference,
                 path: subpath.map(str::to_string),
                 plugin: None,
+                plugin_version: None,
             },
         ),
         Spec::Path { path } => (

@@ -239,6 +239,7 @@ fn editor_adds_replaces_and_removes() {
             reference: Some(GitRef::Tag("v1.4.0".into())),
             path: Some("house-style".into()),
             plugin: None,
+            plugin_version: None,
         },
     );
     assert!(ed.remove_dependency(&name("alpha")));
@@ -374,4 +375,33 @@ fn the_trust_table_names_an_allowed_signers_file() {
         let e = err(text);
         assert!(e.to_string().contains(wanted), "{text}: {e}");
     }
+}
+
+/// `plugin-version` is a requirement on a git entry's `plugin`: kept as
+/// written, refused without a plugin or when it is no requirement.
+#[test]
+fn plugin_version_needs_a_plugin_and_a_requirement() {
+    let m = parse(
+        "[skills]\npdf = { git = \"https://h/x.git\", plugin = \"docs\", plugin-version = \"^6\" }\n",
+    )
+    .unwrap();
+    match &m.skills[&name("pdf")] {
+        Dependency::Git { plugin_version, .. } => {
+            assert_eq!(
+                plugin_version.as_ref().map(|r| r.to_string()).as_deref(),
+                Some("^6")
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = err("[skills]\npdf = { git = \"https://h/x.git\", plugin-version = \"^6\" }\n");
+    assert!(
+        e.to_string()
+            .contains("`plugin-version` is a requirement on its `plugin`"),
+        "{e}"
+    );
+    let e = err(
+        "[skills]\npdf = { git = \"https://h/x.git\", plugin = \"docs\", plugin-version = \"six\" }\n",
+    );
+    assert!(e.to_string().contains("six"), "{e}");
 }

@@ -96,6 +96,7 @@ fn entry(s: &str, github_base: &str) -> Result<(SkillName, Dependency), String> 
             reference,
             path,
             plugin: None,
+            plugin_version: None,
         },
     ))
 }
