@@ -310,6 +310,13 @@ fn a_plugin_version_requirement_is_kept_and_met() {
     assert!(locked_plugins(&f)
         .iter()
         .all(|(_, _, v)| v.as_deref() == Some("6.2.0")));
+    // `outdated` says why nothing is wanted.
+    let err = stderr(&f.skillpm(&["outdated"]));
+    assert!(
+        err.contains("`update` would fail, so nothing is wanted")
+            && err.contains("does not meet `^6`"),
+        "{err}"
+    );
     let out = f.skillpm(&["--quiet", "add", &url, "--plugin", "superpowers@^x"]);
     let err = stderr(&out);
     assert!(!out.status.success(), "{err}");
