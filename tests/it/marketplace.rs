@@ -487,6 +487,54 @@ fn a_plugin_in_another_repository_follows_its_branch_and_bad_pins_are_refused() 
     );
 }
 
+/// A `git-subdir` source: the plugin is a directory of a monorepo, with
+/// its manifest there; only its skills are taken, with its version.
+#[test]
+fn a_git_subdir_plugin_takes_the_skills_of_its_directory() {
+    let f = fixture();
+    let (dir, url) = repo(
+        &f,
+        "mono",
+        &["plugins/council/skills/debate", "plugins/other/skills/lint"],
+        &[
+            (
+                "plugins/council/.claude-plugin/plugin.json",
+                r#"{"name": "council", "version": "3.1.0"}"#,
+            ),
+            ("plugin.json", r#"{"name": "mono", "version": "9.9.9"}"#),
+        ],
+    );
+    let market = format!(
+        r#"{{"name": "m", "plugins": [{{"name": "council", "source":
+  {{"source": "git-subdir", "url": "{}", "path": "plugins/council", "ref": "main"}}}}]}}"#,
+        url.trim_start_matches("git+")
+    );
+    let (_, market) = repo(
+        &f,
+        "market",
+        &[],
+        &[(".claude-plugin/marketplace.json", &market)],
+    );
+    f.ok(&["add", &market, "--plugin", "council@^3"]);
+    let toml = manifest(&f);
+    assert!(
+        toml.contains(&format!(
+            "debate = {{ git = \"file://{}\", ref = \"main\", path = \"plugins/council/skills/debate\", plugin = \"council\", plugin-version = \"^3\" }}",
+            dir.display()
+        )),
+        "{toml}"
+    );
+    assert!(!toml.contains("lint"), "{toml}");
+    assert_eq!(
+        locked_plugins(&f),
+        [(
+            "debate".to_string(),
+            Some("council".to_string()),
+            Some("3.1.0".to_string())
+        )]
+    );
+}
+
 /// A marketplace fetched from elsewhere may not point at this machine's
 /// repositories, as a skill's dependencies may not: the plugin is
 /// refused, naming where, and nothing is written.
