@@ -50,30 +50,7 @@ fn keygen(dir: &Path, name: &str) -> (PathBuf, String, String) {
     (key, public.trim().to_string(), fingerprint)
 }
 
-/// Runs git in `dir` with no user or system configuration; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "user.name=t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use common::git_stdout as git;
 
 /// A repository holding the skill `house-style`, committed once: signed
 /// with `key` when given. Its commit id.

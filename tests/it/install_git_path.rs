@@ -4,29 +4,8 @@
 use crate::common;
 use common::{stderr, Fixture};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "user.name=t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use common::git_stdout as git;
 
 /// A repository holding `skills/house-style` at two tagged versions and a
 /// newer commit on a `next` branch.
