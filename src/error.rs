@@ -28,6 +28,8 @@ pub enum Error {
     Dependency(Box<crate::resolve::DependencyError>),
     #[error(transparent)]
     Journal(Box<crate::install::journal::JournalError>),
+    #[error(transparent)]
+    Doctor(Box<crate::ops::DoctorError>),
     #[error("{skipped} of the {total} skills of {origin} cannot be installed (each named above); without --strict they are skipped")]
     Uninstallable {
         origin: String,
@@ -135,6 +137,7 @@ boxed_from! {
     Credentials: crate::source::registry::credentials::CredentialsError,
     Fs: crate::fs::FsError,
     Journal: crate::install::journal::JournalError,
+    Doctor: crate::ops::DoctorError,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -84,6 +84,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             return cli::check_tool::run(&env, &request, how);
         }
+        Command::Doctor {
+            skills,
+            json,
+            fix,
+            yes,
+            allow_unverified,
+        } => {
+            let request = cli::doctor::Request {
+                skills: &skills,
+                json,
+                fix,
+                yes,
+                allow_unverified,
+            };
+            return cli::doctor::run(&env, &request);
+        }
         Command::Validate {
             paths,
             dialect,

@@ -112,6 +112,30 @@ pub enum Command {
         #[arg(long)]
         hook: bool,
     },
+    /// For each skill this machine makes ineligible: what is missing and the ways the
+    /// skill declares to get it here (`metadata.openclaw.install`), filtered by OS and by
+    /// which package managers are on PATH. With --fix, run them.
+    Doctor {
+        /// Skills to check (default: every skill ineligible for a missing binary,
+        /// variable or OS).
+        skills: Vec<String>,
+        /// The report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Run the chosen steps: package managers as an argv with no shell, into
+        /// skillpm's tools directory (`$SKILLPM_TOOLS_DIR`, else
+        /// `~/.local/share/skillpm/tools`); downloads fetched and checked by skillpm.
+        /// Asks first unless --yes.
+        #[arg(long)]
+        fix: bool,
+        /// Do not ask before running the steps.
+        #[arg(long, short = 'y', requires = "fix")]
+        yes: bool,
+        /// Also run downloads that declare no sha256; the hash each had is recorded in
+        /// skills.lock for a locked skill, so the next machine gets the same bytes or stops.
+        #[arg(long, requires = "fix")]
+        allow_unverified: bool,
+    },
     /// Check skills against the Agent Skills specification (agentskills.io), as its
     /// reference validator `skills-ref` does: every violation, with file and line.
     Validate {

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod check_tool;
 pub mod commands;
 pub mod docs;
+pub mod doctor;
 pub mod find;
 pub mod output;
 pub mod progress;

@@ -4,6 +4,7 @@
 
 mod add;
 mod audit;
+mod doctor;
 mod graph;
 mod import;
 mod init;
@@ -16,6 +17,10 @@ mod verify;
 
 pub use add::{add, choice_listing, AddRequest, Selection};
 pub use audit::{audit, Acceptance, AuditReport, Checked, SkillReport};
+pub use doctor::{
+    doctor, fix, invocation, tools_dir, Checkup, Diagnosis, DoctorError, FixOptions, Fixed,
+    Invocation, StepResult,
+};
 pub use graph::{graph, Graph, GraphNode, TreeLine};
 pub use import::{folder_hash, import, Imported, VERCEL_LOCK};
 pub use init::{init, Initialized};

@@ -248,7 +248,9 @@ impl<'a> Run<'a> {
         super::audit::gate(&trees, &accept, reporter)?;
         // The keys that signed what was downloaded: a first signature is
         // pinned, a rotated key recorded.
-        let new = self.signed(new);
+        let mut new = self.signed(new);
+        // Tools `doctor` downloaded for a skill stay pinned while it is.
+        new.keep_downloads(&old);
         // Synced before any tree moves, renamed in once every tree is in
         // place: a run that fails before leaves the lock and the manifest
         // as they were.

@@ -2,7 +2,7 @@
 //! TLS crypto provider, shared by the registry client and the well-known
 //! source.
 
-use crate::project::spec::is_local_ip;
+use crate::project::spec::{is_local_ip, WellKnownUrl};
 use crate::source::tls::TlsError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
@@ -47,6 +47,51 @@ fn configured(alpn: Vec<Vec<u8>>) -> Result<reqwest::ClientBuilder, TlsError> {
 pub fn builder() -> Result<reqwest::ClientBuilder, TlsError> {
     let alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     configured(alpn).map(|b| b.read_timeout(timeout()))
+}
+
+/// A client for URLs that came from someone else (a well-known index, a
+/// download a skill declares): every redirect hop must pass the first
+/// URL's rules ([`WellKnownUrl::allows`]: https, or http to loopback only,
+/// never from remote to this machine), and with `remote` the resolver
+/// refuses this machine's addresses ([`RemoteOnly`]).
+pub fn untrusted(remote: bool) -> Result<reqwest::ClientBuilder, TlsError> {
+    let builder = builder()?.redirect(reqwest::redirect::Policy::custom(|attempt| {
+        if attempt.previous().len() >= 5 {
+            return attempt.error("too many redirects");
+        }
+        let first = attempt
+            .previous()
+            .first()
+            .and_then(|u| WellKnownUrl::from_url(u.clone()).ok());
+        match first.map(|f| f.allows(attempt.url().clone())) {
+            Some(Ok(_)) => attempt.follow(),
+            Some(Err(why)) => attempt.error(why.to_string()),
+            None => attempt.error("redirect from an unusable URL refused"),
+        }
+    }));
+    Ok(match remote {
+        true => builder.dns_resolver(std::sync::Arc::new(RemoteOnly)),
+        false => builder,
+    })
+}
+
+/// `resp`'s body, or `None` once it passes `cap` bytes (announced or
+/// read), so a hostile server cannot make the client buffer without bound.
+pub async fn read_capped(
+    mut resp: reqwest::Response,
+    cap: u64,
+) -> reqwest::Result<Option<Vec<u8>>> {
+    if resp.content_length().is_some_and(|n| n > cap) {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    while let Some(chunk) = resp.chunk().await? {
+        if out.len() as u64 + chunk.len() as u64 > cap {
+            return Ok(None);
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(Some(out))
 }
 
 /// The TLS configuration of the git client: the shared trust, or the

@@ -15,6 +15,7 @@ mod check_tool;
 mod commands;
 mod converge;
 mod dependencies;
+mod doctor;
 mod engine_cli;
 mod engine_search;
 mod faults;

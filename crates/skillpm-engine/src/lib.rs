@@ -14,6 +14,7 @@ pub mod discover;
 pub mod eligibility;
 pub mod embed;
 pub mod files;
+pub mod installers;
 pub mod lifecycle;
 pub mod load;
 pub mod parallel;

@@ -78,7 +78,10 @@ fn serialization_is_deterministic_and_round_trips() {
     assert_eq!(back, a);
     assert_eq!(back.to_toml_string(), text);
     // An unsorted vector still serializes canonically.
-    let c = Lockfile { skills: sample() };
+    let c = Lockfile {
+        skills: sample(),
+        ..Default::default()
+    };
     assert_eq!(c.to_toml_string(), text);
     assert_eq!(
         Lockfile::default().to_toml_string(),
@@ -357,7 +360,11 @@ fn errors_name_file_and_line() {
 
 #[test]
 fn truncated_input_never_panics() {
-    let text = Lockfile { skills: sample() }.to_toml_string();
+    let text = Lockfile {
+        skills: sample(),
+        ..Default::default()
+    }
+    .to_toml_string();
     for end in 0..=text.len() {
         if let Some(prefix) = text.get(..end) {
             if let Err(e) = parse(prefix) {
@@ -383,6 +390,7 @@ fn well_known_entries_round_trip_and_are_checked() {
     );
     let lock = Lockfile {
         skills: vec![wk.clone()],
+        ..Default::default()
     };
     let text = lock.to_toml_string();
     assert!(
@@ -569,5 +577,52 @@ fn a_git_entry_records_its_plugin_and_the_reader_checks_it() {
         );
         let err = parse(&text).unwrap_err().to_string();
         assert!(err.contains(want), "{keys}: {err}");
+    }
+}
+
+#[test]
+fn downloads_round_trip_sorted_and_belong_to_locked_skills() {
+    let good = sum(b"x");
+    let hex = "ab".repeat(32);
+    let skill = |name: &str| {
+        format!("[[skill]]\nname = \"{name}\"\nversion = \"1.0.0\"\nsource = \"path+./{name}\"\nchecksum = \"{good}\"\n")
+    };
+    let download = |name: &str, url: &str| {
+        format!("[[download]]\nskill = \"{name}\"\nurl = \"{url}\"\nsha256 = \"{hex}\"\n")
+    };
+    let text = format!(
+        "{HEADER}version = 1\n\n{}\n{}\n{}\n{}",
+        skill("a"),
+        skill("b"),
+        download("a", "https://h/z"),
+        download("b", "https://h/a")
+    );
+    let lock = parse(&text).unwrap();
+    assert_eq!(lock.downloads.len(), 2);
+    assert_eq!(lock.to_toml_string(), text);
+    let a = SkillName::new("a").unwrap();
+    assert_eq!(lock.download(&a, "https://h/z").unwrap().sha256, hex);
+
+    let mut kept = Lockfile::default();
+    kept.upsert(lock.get(&a).unwrap().clone());
+    kept.keep_downloads(&lock);
+    assert_eq!(kept.downloads.len(), 1, "b's download goes with b");
+
+    for (downloads, want) in [
+        (download("c", "https://h/z"), "not locked"),
+        (download("a", "http://example.com/z"), "plain http"),
+        (
+            download("b", "https://h/a") + "\n" + &download("a", "https://h/z"),
+            "sorted",
+        ),
+        (
+            download("a", "https://h/z").replace(&hex, "XYZ"),
+            "64 lower-case",
+        ),
+        (download("a", "https://h/z") + "extra = 1\n", "unknown key"),
+    ] {
+        let text = format!("version = 1\n{}{}{}", skill("a"), skill("b"), downloads);
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains(want), "{downloads}: {err}");
     }
 }

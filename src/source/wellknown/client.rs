@@ -6,7 +6,6 @@ use super::{WellKnownError, WellKnownSource};
 use crate::project::spec::WellKnownUrl;
 use crate::source::SourceError;
 use skillpm_core::text::sanitize;
-use std::sync::Arc;
 
 impl WellKnownSource {
     /// The client for `url`: one whose resolver refuses this machine
@@ -23,30 +22,10 @@ impl WellKnownSource {
             (&self.http, true)
         };
         cell.get_or_try_init(|| async {
-            let builder = crate::source::http::builder()
+            crate::source::http::untrusted(remote)
                 .map_err(WellKnownError::Client)?
-                // Every hop must satisfy the same rules as the first
-                // URL: https, or http to loopback only.
-                .redirect(reqwest::redirect::Policy::custom(|attempt| {
-                    if attempt.previous().len() >= 5 {
-                        return attempt.error("too many redirects");
-                    }
-                    let first = attempt
-                        .previous()
-                        .first()
-                        .and_then(|u| WellKnownUrl::from_url(u.clone()).ok());
-                    match first.map(|f| f.allows(attempt.url().clone())) {
-                        Some(Ok(_)) => attempt.follow(),
-                        Some(Err(why)) => attempt.error(why.to_string()),
-                        None => attempt.error("redirect from an unusable URL refused"),
-                    }
-                }));
-            let builder = if remote {
-                builder.dns_resolver(Arc::new(crate::source::http::RemoteOnly))
-            } else {
-                builder
-            };
-            builder.build().map_err(|e| WellKnownError::Build(e).into())
+                .build()
+                .map_err(|e| WellKnownError::Build(e).into())
         })
         .await
     }
@@ -65,7 +44,7 @@ impl WellKnownSource {
         };
         let too_large = || WellKnownError::TooLarge { url: shown(), cap };
         let client = self.client(url).await?;
-        let mut resp = client
+        let resp = client
             .get(url.as_url().clone())
             .send()
             .await
@@ -81,17 +60,13 @@ impl WellKnownSource {
             }
             .into());
         }
-        if resp.content_length().is_some_and(|n| n > cap) {
-            return Err(too_large().into());
+        match crate::source::http::read_capped(resp, cap)
+            .await
+            .map_err(failed)?
+        {
+            Some(body) => Ok(Some(body)),
+            None => Err(too_large().into()),
         }
-        let mut out = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(failed)? {
-            if out.len() as u64 + chunk.len() as u64 > cap {
-                return Err(too_large().into());
-            }
-            out.extend_from_slice(&chunk);
-        }
-        Ok(Some(out))
     }
 
     pub(super) async fn get_found(

@@ -6,6 +6,8 @@
 #[allow(unused_imports)] // each test binary uses a part
 pub use skillpm_test_support::{seeded, tree};
 
+pub mod site;
+
 use skillpm_test_support::registry::Serve;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
