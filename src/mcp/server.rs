@@ -45,6 +45,19 @@ use base64::Engine as _;
 pub struct Change {
     pub uris: BTreeSet<String>,
     pub list_changed: bool,
+    /// Whether `prompts/list` (the skill commands) answers differently.
+    pub prompts_changed: bool,
+}
+
+impl Change {
+    /// What a listener that fell behind assumes: every list changed.
+    fn everything() -> Arc<Change> {
+        Arc::new(Change {
+            uris: BTreeSet::new(),
+            list_changed: true,
+            prompts_changed: true,
+        })
+    }
 }
 
 /// State every session shares: the current snapshot and the change feed.
@@ -77,12 +90,17 @@ impl Shared {
             .write()
             .unwrap_or_else(PoisonError::into_inner);
         let (uris, list_changed) = super::resources::changes(&slot, &new);
+        let prompts_changed = super::prompts::list(&slot) != super::prompts::list(&new);
         *slot = Arc::new(new);
         drop(slot);
-        if uris.is_empty() && !list_changed {
+        if uris.is_empty() && !list_changed && !prompts_changed {
             return None;
         }
-        let change = Arc::new(Change { uris, list_changed });
+        let change = Arc::new(Change {
+            uris,
+            list_changed,
+            prompts_changed,
+        });
         // No receivers is fine: no session is listening yet.
         let _ = self.changes.send(change.clone());
         Some(change)
@@ -273,13 +291,13 @@ fn forward_to_session(server: &SkillServer, peer: rmcp::Peer<RoleServer>) {
         loop {
             let change = match rx.recv().await {
                 Ok(c) => c,
-                Err(broadcast::error::RecvError::Lagged(_)) => Arc::new(Change {
-                    uris: BTreeSet::new(),
-                    list_changed: true,
-                }),
+                Err(broadcast::error::RecvError::Lagged(_)) => Change::everything(),
                 Err(broadcast::error::RecvError::Closed) => return,
             };
             if change.list_changed && peer.notify_resource_list_changed().await.is_err() {
+                return;
+            }
+            if change.prompts_changed && peer.notify_prompt_list_changed().await.is_err() {
                 return;
             }
             let wanted: Vec<String> = {
@@ -305,6 +323,7 @@ impl ServerHandler for SkillServer {
             .enable_resources_subscribe()
             .enable_tools()
             .enable_prompts()
+            .enable_prompts_list_changed()
             .enable_skills_with_directory_read()
             .build();
         ServerConfig::new(capabilities)
@@ -394,6 +413,7 @@ impl ServerHandler for SkillServer {
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
         // As `resources/subscribe`: servable URIs only, at most
         // MAX_SUBSCRIPTIONS of them.
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
@@ -414,6 +434,7 @@ impl ServerHandler for SkillServer {
         let mut rx = self.shared.changes.subscribe();
         let sink = context.sink().clone();
         let wants_list = sink.accepted().resources_list_changed == Some(true);
+        let wants_prompts = sink.accepted().prompts_list_changed == Some(true);
         // The client's spelling is what it matches on; ours is canonical.
         let wanted: Vec<(String, String)> = sink
             .accepted()
@@ -427,13 +448,19 @@ impl ServerHandler for SkillServer {
                 _ = context.cancelled() => return Ok(()),
                 r = rx.recv() => match r {
                     Ok(c) => c,
-                    Err(broadcast::error::RecvError::Lagged(_)) => Arc::new(Change { uris: BTreeSet::new(), list_changed: true }),
+                    Err(broadcast::error::RecvError::Lagged(_)) => Change::everything(),
                     Err(broadcast::error::RecvError::Closed) => return Ok(()),
                 },
             };
             if wants_list
                 && change.list_changed
                 && sink.notify_resource_list_changed().await.is_err()
+            {
+                return Ok(());
+            }
+            if wants_prompts
+                && change.prompts_changed
+                && sink.notify_prompt_list_changed().await.is_err()
             {
                 return Ok(());
             }

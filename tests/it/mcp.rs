@@ -60,7 +60,7 @@ pub(crate) fn clients() -> Option<String> {
     }
 }
 
-fn b64(bytes: &[u8]) -> String {
+pub fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 

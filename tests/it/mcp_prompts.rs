@@ -44,6 +44,25 @@ fn fixture() -> Fixture {
     f
 }
 
+#[test]
+fn a_new_command_is_announced_with_prompts_list_changed() {
+    let Some(py) = clients() else { return };
+    let f = fixture();
+    let fresh = f.project_root().join("deploy/SKILL.md");
+    let md = "---\nname: deploy\ndescription: Deploys.\nargument-hint: <env>\n---\nDeploy to $0.\n";
+    let job = json!({
+        "server": stdio_server(&f),
+        "client": "mcp",
+        "gets": [],
+        "change": {"path": fresh, "content_b64": crate::mcp::b64(md.as_bytes())},
+    });
+    let report = drive(&py, "prompts_client.py", &job);
+    assert_eq!(report["announced_list_changed"], true, "{report}");
+    assert_eq!(report["prompts_notified"], true, "{report}");
+    let after = report["after"].as_array().expect("after");
+    assert!(after.contains(&json!("deploy")), "{report}");
+}
+
 fn run(py: &str, f: &Fixture, client: &str) -> Value {
     let gets = json!([
         {"name": "migrate", "arguments": {"component": "my widget", "target": "Vue"}},
