@@ -223,6 +223,8 @@ fn a_spec_outside_the_allowlist_runs_nothing() {
         r#"{"kind":"shell","command":"touch PWNED","bins":["z"]}"#,
         r#"{"kind":"exec","command":"touch PWNED","bins":["z"]}"#,
         r#"{"kind":"node","package":"a\nb","bins":["z"]}"#,
+        r#"{"kind":"node","package":".","bins":["z"]}"#,
+        r#"{"kind":"npm","package":"https://github.com/x/y","bins":["z"]}"#,
     ]
     .iter()
     .map(|a| a.replace("PWNED", &p))

@@ -167,17 +167,28 @@ fn parse_entry(e: &Map<String, Value>) -> Installer {
 
 /// The step an entry of `kind` declares, or why none may run.
 fn step(kind: &str, e: &Map<String, Value>) -> Result<Step, String> {
+    // A package as its registry names it; URLs come only from `url`,
+    // `git` and `from`, which are checked as URLs.
     let arg = |keys: &[&str]| -> Result<String, String> {
         let (key, value) = keys
             .iter()
             .find_map(|k| string(e, k).map(|v| (*k, v)))
             .ok_or_else(|| format!("it names no `{}`", keys[0]))?;
-        check_arg(key, &value)?;
+        check_package(key, &value)?;
         Ok(value)
     };
     let optional = |key: &str| -> Result<Option<String>, String> {
         string(e, key)
-            .map(|v| check_arg(key, &v).map(|()| v))
+            .map(|v| check_package(key, &v).map(|()| v))
+            .transpose()
+    };
+    let url = |key: &str| -> Result<Option<String>, String> {
+        string(e, key)
+            .map(|v| {
+                check_arg(key, &v)
+                    .and_then(|()| check_url(key, &v))
+                    .map(|()| v)
+            })
             .transpose()
     };
     match kind {
@@ -213,7 +224,7 @@ fn step(kind: &str, e: &Map<String, Value>) -> Result<Step, String> {
         }
         "uv" => Ok(Step::Uv {
             package: arg(&["package"])?,
-            from: optional("from")?,
+            from: url("from")?,
         }),
         "pip" | "pipx" if !strings(e.get("bins")).is_empty() => Ok(Step::Uv {
             package: arg(&["package"])?,
@@ -226,10 +237,7 @@ fn step(kind: &str, e: &Map<String, Value>) -> Result<Step, String> {
         ),
         "cargo" => {
             let krate = optional("crate")?.or(optional("package")?);
-            let git = optional("git")?;
-            if let Some(g) = &git {
-                check_url("git", g)?;
-            }
+            let git = url("git")?;
             if krate.is_none() && git.is_none() {
                 return Err("it names no `crate` or `git`".into());
             }
@@ -242,13 +250,12 @@ fn step(kind: &str, e: &Map<String, Value>) -> Result<Step, String> {
             }
             packages.truncate(MAX_ENTRIES);
             for p in &packages {
-                check_arg("packages", p)?;
+                check_package("packages", p)?;
             }
             Ok(Step::Apt { packages })
         }
         "download" => {
-            let url = arg(&["url"])?;
-            check_url("url", &url)?;
+            let url = url("url")?.ok_or("it names no `url`")?;
             let sha256 = optional("sha256")?
                 .map(|s| {
                     let ok = s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
@@ -315,9 +322,29 @@ pub fn check_arg(field: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A package, formula, module or crate name: [`check_arg`], and no
+/// path or URL in disguise (`.`, `../x`, `/opt/x`, `~/x`, `file:x`,
+/// `git+https://...`, `npm:alias`), which a package manager would install
+/// from this machine or from wherever it points.
+fn check_package(field: &str, value: &str) -> Result<(), String> {
+    check_arg(field, value)?;
+    let path = value.starts_with(['.', '/', '~']) || value.split('/').any(|c| c == "..");
+    if path || value.contains(':') {
+        return Err(format!(
+            "`{field}` value `{value}` is a path or URL, not a package name"
+        ));
+    }
+    Ok(())
+}
+
 /// A URL that will be fetched: https, or plain http to loopback only
 /// (where `doctor` re-checks it, with every redirect).
 fn check_url(field: &str, url: &str) -> Result<(), String> {
+    // uv's `--from` takes pip's `git+https://` form too.
+    let url = match field {
+        "from" => url.strip_prefix("git+").unwrap_or(url),
+        _ => url,
+    };
     let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
         .iter()
         .any(|p| url.starts_with(p));
@@ -484,6 +511,13 @@ mod tests {
                 },
             ),
             (
+                r#"{"kind":"uv","package":"s","from":"git+https://github.com/b/s.git"}"#,
+                Step::Uv {
+                    package: "s".into(),
+                    from: Some("git+https://github.com/b/s.git".into()),
+                },
+            ),
+            (
                 r#"{"kind":"cargo","git":"https://github.com/d/starlink-cli","bins":["starlink"]}"#,
                 Step::Cargo {
                     krate: None,
@@ -534,6 +568,14 @@ mod tests {
             r#"{"kind":"download","url":"https://h/x","bins":["x"],"archive":"zip"}"#,
             r#"{"kind":"cargo","git":"file:///etc"}"#,
             r#"{"kind":"node","package":"a\u0000b"}"#,
+            r#"{"kind":"node","package":"."}"#,
+            r#"{"kind":"npm","package":"https://github.com/x/y"}"#,
+            r#"{"kind":"npm","package":"file:../x"}"#,
+            r#"{"kind":"node","package":"npm:evil@1"}"#,
+            r#"{"kind":"go","module":"../../x"}"#,
+            r#"{"kind":"brew","formula":"/opt/x.rb"}"#,
+            r#"{"kind":"uv","package":"~/x"}"#,
+            r#"{"kind":"uv","package":"a","from":"./local"}"#,
         ] {
             refused(bad);
         }
