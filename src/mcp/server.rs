@@ -15,7 +15,7 @@
 
 use super::loaded::Loaded;
 use super::resources::{as_text, mime_type, Found, Snapshot};
-use super::uri::{canonical, INDEX_URI};
+use super::uri::{canonical, INDEX_URI, LIFECYCLE_URI};
 use super::{prompts, skills_ext, tools};
 use rmcp::model::{
     CallToolRequestMethod, CallToolRequestParams, CallToolResponse, ConstString, CustomRequest,
@@ -243,7 +243,8 @@ fn not_found(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(format!("no served resource `{shown}{more}`"), None)
 }
 
-/// Every served file, then the index, as `resources/list` entries.
+/// The index, the session's lifecycle, then every served file, as
+/// `resources/list` entries.
 fn resources(snap: &Snapshot) -> Vec<Resource> {
     let mut out = Vec::with_capacity(snap.skills.len() * 2 + 1);
     out.push(
@@ -251,6 +252,13 @@ fn resources(snap: &Snapshot) -> Vec<Resource> {
             .with_mime_type("application/json")
             .with_description("Agent Skills discovery index of the served skills")
             .with_size(snap.index_json.len() as u64),
+    );
+    out.push(
+        Resource::new(LIFECYCLE_URI, "lifecycle.json")
+            .with_mime_type("application/json")
+            .with_description(
+                "Each served skill's lifecycle in this session: eligible, loaded or active",
+            ),
     );
     for (i, s) in snap.skills.iter().enumerate() {
         for f in s.files.iter().filter(|f| snap.lists(i, &f.uri)) {
@@ -359,6 +367,16 @@ impl ServerHandler for SkillServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let key = canonical(&request.uri).map_err(refused)?;
         let snap = self.snapshot();
+        if key == LIFECYCLE_URI {
+            let doc = self
+                .loaded
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .document(&snap.skills);
+            let bytes = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+            let c = contents(&request.uri, "lifecycle.json", &bytes);
+            return Ok(ReadResourceResult::new(vec![c]).into());
+        }
         if let Some(s) = snap.skill_by_uri(&key) {
             self.loaded
                 .lock()
@@ -514,12 +532,12 @@ impl ServerHandler for SkillServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let snap = self.snapshot();
         let (command, result) = prompts::get(&snap, &request.name, request.arguments.as_ref())?;
-        // The session was given the skill's instructions: it is loaded.
+        // The session invoked the skill's command: it is active.
         if let Some(s) = snap.skill_by_command(&command) {
             self.loaded
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .record(s);
+                .activate(s);
         }
         Ok(result.into())
     }

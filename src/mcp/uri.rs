@@ -15,6 +15,9 @@ pub const SCHEME: &str = "skill://";
 /// The enumeration resource in the Agent Skills discovery-index shape.
 pub const INDEX_URI: &str = "skill://index.json";
 
+/// The session's view of each skill's lifecycle ([`super::loaded`]).
+pub const LIFECYCLE_URI: &str = "skill://lifecycle.json";
+
 /// Characters a path segment cannot carry literally: RFC 3986 delimiters,
 /// `%` itself, and everything outside printable ASCII (non-ASCII is always
 /// encoded by `utf8_percent_encode`).

@@ -58,7 +58,7 @@ fn status_json_carries_each_skills_lifecycle() {
 }
 
 #[test]
-fn mcp_sessions_track_loaded_skills_until_they_change() {
+fn mcp_sessions_track_loaded_and_active_skills_until_they_change() {
     let f = Fixture::new();
     let root = f.project_root();
     f.skill(&root, "alpha", "description: First.", "Alpha body v1\n");
@@ -111,13 +111,48 @@ fn mcp_sessions_track_loaded_skills_until_they_change() {
         stages(&mut send),
         ["alpha=loaded", "beta=loaded", "gamma=eligible"]
     );
+    // Invoking a skill's command (prompts/get) makes it active; the
+    // session's lifecycle resource says the same as the tool.
+    let got = send("prompts/get", json!({"name": "beta", "arguments": {}}));
+    assert!(got.to_string().contains("Beta body"), "{got}");
+    assert_eq!(
+        stages(&mut send),
+        ["alpha=loaded", "beta=active", "gamma=eligible"]
+    );
+    let answer = send("resources/read", json!({"uri": "skill://lifecycle.json"}));
+    let text = answer["result"]["contents"][0]["text"]
+        .as_str()
+        .expect("lifecycle.json");
+    let doc: Value = serde_json::from_str(text).expect("json");
+    let from_resource: Vec<String> = doc["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .map(|s| {
+            format!(
+                "{}={}",
+                s["command"].as_str().unwrap(),
+                s["lifecycle"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        from_resource,
+        ["alpha=loaded", "beta=active", "gamma=eligible"]
+    );
+    // Loading an active skill again keeps it active.
+    send(
+        "tools/call",
+        json!({"name": "load_skill", "arguments": {"name": "beta"}}),
+    );
+    assert_eq!(stages(&mut send)[1], "beta=active");
     // Editing alpha sends it back to eligible once the server reloads.
     f.skill(&root, "alpha", "description: First.", "Alpha body v2\n");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let now = stages(&mut send);
         if now[0] == "alpha=eligible" {
-            assert_eq!(now, ["alpha=eligible", "beta=loaded", "gamma=eligible"]);
+            assert_eq!(now, ["alpha=eligible", "beta=active", "gamma=eligible"]);
             break;
         }
         assert!(Instant::now() < deadline, "no reload seen: {now:?}");

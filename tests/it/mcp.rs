@@ -375,7 +375,12 @@ fn assert_resources(
         .as_object()
         .expect("resources")
         .iter()
-        .filter(|(uri, _)| *uri != "skill://index.json")
+        .filter(|(uri, _)| {
+            !matches!(
+                uri.as_str(),
+                "skill://index.json" | "skill://lifecycle.json"
+            )
+        })
         .map(|(uri, b)| (uri.clone(), unb64(b)))
         .collect();
     assert_eq!(&got, files, "resources/read must return the bytes on disk");
@@ -554,6 +559,7 @@ fn the_python_sdk_reads_plain_resources_and_tools_on_2025_11_25() {
     );
     let mut want: BTreeSet<String> = files.keys().cloned().collect();
     want.insert("skill://index.json".into());
+    want.insert("skill://lifecycle.json".into());
     let listed: BTreeSet<String> = report["listed"]
         .as_array()
         .expect("listed")
@@ -1377,6 +1383,7 @@ fn nested_skills_are_in_the_enclosing_manifest_and_directory() {
         listed,
         [
             ("skill://index.json", "index.json"),
+            ("skill://lifecycle.json", "lifecycle.json"),
             ("skill://outer/SKILL.md", "outer"),
             ("skill://outer/inner/SKILL.md", "inner"),
             ("skill://outer/inner/data/x.txt", "outer/inner/data/x.txt"),
