@@ -57,6 +57,21 @@ fn status_json_carries_each_skills_lifecycle() {
     }
 }
 
+/// `command=lifecycle` for each skill of a list the server gave.
+fn stage_lines(list: &Value) -> Vec<String> {
+    list.as_array()
+        .expect("list")
+        .iter()
+        .map(|s| {
+            format!(
+                "{}={}",
+                s["command"].as_str().unwrap(),
+                s["lifecycle"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn mcp_sessions_track_loaded_and_active_skills_until_they_change() {
     let f = Fixture::new();
@@ -81,17 +96,7 @@ fn mcp_sessions_track_loaded_and_active_skills_until_they_change() {
             .as_str()
             .expect("text");
         let list: Value = serde_json::from_str(text).expect("json");
-        list.as_array()
-            .expect("list")
-            .iter()
-            .map(|s| {
-                format!(
-                    "{}={}",
-                    s["command"].as_str().unwrap(),
-                    s["lifecycle"].as_str().unwrap()
-                )
-            })
-            .collect::<Vec<_>>()
+        stage_lines(&list)
     };
     assert_eq!(
         stages(&mut send),
@@ -124,18 +129,7 @@ fn mcp_sessions_track_loaded_and_active_skills_until_they_change() {
         .as_str()
         .expect("lifecycle.json");
     let doc: Value = serde_json::from_str(text).expect("json");
-    let from_resource: Vec<String> = doc["skills"]
-        .as_array()
-        .expect("skills")
-        .iter()
-        .map(|s| {
-            format!(
-                "{}={}",
-                s["command"].as_str().unwrap(),
-                s["lifecycle"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let from_resource = stage_lines(&doc["skills"]);
     assert_eq!(
         from_resource,
         ["alpha=loaded", "beta=active", "gamma=eligible"]
