@@ -51,6 +51,10 @@ pub enum ApiError {
         name: String,
         vers: String,
     },
+    /// The npm view and the marketplace give absolute URLs, which a
+    /// registry knows only from `--public-url` (or the address it bound).
+    #[error("this registry serves no npm packages or marketplace without an absolute URL: start it with --public-url")]
+    NoPublicUrl,
     #[error("{context}")]
     Internal {
         context: String,
@@ -75,7 +79,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) | ApiError::ReadBody(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::NoEndpoint => StatusCode::NOT_FOUND,
+            ApiError::NoEndpoint | ApiError::NoPublicUrl => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UploadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::AuditRefused(_) => StatusCode::FORBIDDEN,

@@ -12,6 +12,7 @@ mod config;
 mod error;
 mod keys;
 mod migrate;
+mod npm;
 mod rescan;
 mod routes;
 mod search;
@@ -366,6 +367,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         max_upload: args.max_upload,
         base_url,
         checksums: Default::default(),
+        npm: Default::default(),
         keys,
     });
     let mut out = std::io::stdout().lock();

@@ -34,6 +34,9 @@ pub struct Inner {
     /// downloads), so an entry can never be stale; it spares the metadata
     /// store one query per download.
     pub checksums: ChecksumCache,
+    /// Digests of the npm packages derived from published versions
+    /// (`crate::npm`).
+    pub npm: crate::npm::DistCache,
     /// The signing keys (`--keys`); `None` for a registry that does not
     /// sign.
     pub keys: Option<Arc<crate::keys::Keys>>,

@@ -4,6 +4,8 @@
 mod discovery;
 mod download;
 mod index;
+mod marketplace;
+mod npm;
 mod owners;
 mod params;
 mod publish;
@@ -43,6 +45,9 @@ pub fn router(inner: Inner) -> Router {
             "/api/v1/yanked",
             post(yanked::yanked).layer(DefaultBodyLimit::max(yanked::MAX_QUERY_BYTES)),
         )
+        .route("/marketplace.json", get(marketplace::marketplace))
+        .route("/npm/{name}", get(npm::packument))
+        .route("/npm/{name}/-/{file}", get(npm::tarball))
         .route(
             "/.well-known/agent-skills/index.json",
             get(wellknown::index),

@@ -6,6 +6,7 @@ mod common;
 mod audit;
 mod hardening;
 mod kill;
+mod npm;
 mod scale;
 mod server;
 mod signing;

@@ -22,8 +22,8 @@ mod unpack;
 mod zip;
 
 pub use pack::{
-    is_executable, pack_dir, pack_to_file, tar_dir, tar_dir_skipping, tar_entries, tree_checksum,
-    verify_tree,
+    is_executable, pack_dir, pack_entries, pack_to_file, tar_dir, tar_dir_skipping, tar_entries,
+    tree_checksum, verify_tree,
 };
 pub use unpack::{
     read_top_file, unpack, unpack_as, unpack_to_memory, unpack_to_new_dir, unpack_to_new_dir_as,

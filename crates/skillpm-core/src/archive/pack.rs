@@ -174,6 +174,14 @@ pub fn tar_entries(entries: Vec<MemEntry>) -> Result<Vec<u8>, PackError> {
     tar_items(Path::new("."), items)
 }
 
+/// A `.tar.gz` of a tree held in memory: [`tar_entries`] gzipped exactly
+/// as [`pack_dir`] gzips, so the same tree always yields the same bytes
+/// (the registry derives other packagings of a package with it).
+pub fn pack_entries(entries: Vec<MemEntry>) -> Result<Vec<u8>, PackError> {
+    let tar = tar_entries(entries)?;
+    gzip(&tar).map_err(io_pack(Path::new(".")))
+}
+
 /// Sorts, checks and writes `items` as a tar; `dir` names where they came
 /// from in errors.
 fn tar_items(dir: &Path, mut items: Vec<PackItem>) -> Result<Vec<u8>, PackError> {
