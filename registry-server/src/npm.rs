@@ -17,8 +17,6 @@ use skillpm_core::archive::{
     pack_entries, unpack_to_memory, Limits, MemEntry, PackError, UnpackError,
 };
 use skillpm_core::name::SkillName;
-use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// The npm package of one version, with the digests npm checks it by.
 pub struct NpmTarball {
@@ -112,32 +110,6 @@ fn file(path: &str, data: Vec<u8>) -> MemEntry {
         path: path.into(),
         data,
         executable: false,
-    }
-}
-
-/// The digests of npm packages already built, by `(name, version)`: a
-/// published version never changes and its npm package is derived
-/// deterministically, so an entry is never stale. It spares a packument
-/// from re-building every version's package. Bounded: past
-/// [`DistCache::MAX`] entries it starts over.
-#[derive(Default)]
-pub struct DistCache(Mutex<HashMap<(String, String), Dist>>);
-
-impl DistCache {
-    const MAX: usize = 100_000;
-
-    pub fn get(&self, name: &SkillName, vers: &semver::Version) -> Option<Dist> {
-        let key = (name.to_string(), vers.to_string());
-        self.0.lock().ok()?.get(&key).cloned()
-    }
-
-    pub fn insert(&self, name: &SkillName, vers: &semver::Version, dist: Dist) {
-        if let Ok(mut map) = self.0.lock() {
-            if map.len() >= Self::MAX {
-                map.clear();
-            }
-            map.insert((name.to_string(), vers.to_string()), dist);
-        }
     }
 }
 

@@ -35,8 +35,8 @@ pub struct Inner {
     /// store one query per download.
     pub checksums: ChecksumCache,
     /// Digests of the npm packages derived from published versions
-    /// (`crate::npm`).
-    pub npm: crate::npm::DistCache,
+    /// (`crate::npm`), which derives them deterministically.
+    pub npm: VersionCache<crate::npm::Dist>,
     /// The signing keys (`--keys`); `None` for a registry that does not
     /// sign.
     pub keys: Option<Arc<crate::keys::Keys>>,
@@ -147,24 +147,35 @@ impl IndexCache {
     }
 }
 
-/// Bounded: past [`ChecksumCache::MAX`] entries it starts over.
-#[derive(Default)]
-pub struct ChecksumCache(Mutex<HashMap<(String, String), Checksum>>);
+/// Something derived from one published version, by `(name, version)`:
+/// a published version's bytes never change (republishing is 409, yanking
+/// keeps downloads), so an entry can never be stale. Bounded: past
+/// [`VersionCache::MAX`] entries it starts over.
+pub struct VersionCache<V>(Mutex<HashMap<(String, String), V>>);
 
-impl ChecksumCache {
+/// Checksums of versions already served.
+pub type ChecksumCache = VersionCache<Checksum>;
+
+impl<V> Default for VersionCache<V> {
+    fn default() -> Self {
+        VersionCache(Mutex::new(HashMap::new()))
+    }
+}
+
+impl<V: Clone> VersionCache<V> {
     const MAX: usize = 100_000;
 
-    pub fn get(&self, name: &str, vers: &str) -> Option<Checksum> {
+    pub fn get(&self, name: &str, vers: &str) -> Option<V> {
         let map = self.0.lock().ok()?;
-        map.get(&(name.to_string(), vers.to_string())).copied()
+        map.get(&(name.to_string(), vers.to_string())).cloned()
     }
 
-    pub fn insert(&self, name: &str, vers: &str, sum: Checksum) {
+    pub fn insert(&self, name: &str, vers: &str, value: V) {
         if let Ok(mut map) = self.0.lock() {
             if map.len() >= Self::MAX {
                 map.clear();
             }
-            map.insert((name.to_string(), vers.to_string()), sum);
+            map.insert((name.to_string(), vers.to_string()), value);
         }
     }
 }

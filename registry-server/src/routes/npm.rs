@@ -165,7 +165,7 @@ async fn dist_of(
     description: &str,
     cksum: Checksum,
 ) -> ApiResult<Dist> {
-    if let Some(d) = st.npm.get(name, vers) {
+    if let Some(d) = st.npm.get(name.as_str(), &vers.to_string()) {
         return Ok(d);
     }
     Ok(build(st, name, vers, description, cksum).await?.dist)
@@ -197,6 +197,7 @@ async fn build(
         tokio::task::spawn_blocking(move || npm::build(&name2, &vers2, &desc, &stored, &limits))
             .await?
             .map_err(|e| ApiError::internal(format!("npm package of {name}@{vers}"), e))?;
-    st.npm.insert(name, vers, built.dist.clone());
+    st.npm
+        .insert(name.as_str(), &vers.to_string(), built.dist.clone());
     Ok(built)
 }

@@ -25,6 +25,8 @@ fn npm(home: &Path, args: &[&str]) -> Output {
         .arg("--userconfig")
         .arg(&rc)
         .args(["--no-audit", "--no-fund", "--ignore-scripts"])
+        // A refused download is not retried (npm's default waits minutes).
+        .args(["--fetch-retries", "0"])
         .env("npm_config_update_notifier", "false")
         .env_remove("npm_config_registry")
         .output()
