@@ -4,11 +4,12 @@
 //! `package/.claude-plugin/plugin.json` and the skill's files under
 //! `package/skills/<name>/`.
 //!
-//! Derived, never stored: the stored tarball is read again through the
-//! same hardened reader as an upload (it passed it at publish; a blob store
-//! is not trusted to hand back what it was given), and re-packed with the
-//! canonical packer, so one stored tarball always yields byte-identical
-//! npm bytes, whose digests (`integrity`, `shasum`) are therefore stable.
+//! Derived, never stored: the stored tarball must still have the sha256 it
+//! was published with (a blob store is not trusted to hand back what it
+//! was given) and is read again through the same hardened reader as an
+//! upload, then re-packed with the canonical packer, so one stored
+//! tarball always yields byte-identical npm bytes, whose digests
+//! (`integrity`, `shasum`) are therefore stable.
 
 use base64::Engine as _;
 use sha1::Sha1;
@@ -16,6 +17,7 @@ use sha2::{Digest, Sha512};
 use skillpm_core::archive::{
     pack_entries, unpack_to_memory, Limits, MemEntry, PackError, UnpackError,
 };
+use skillpm_core::checksum::Checksum;
 use skillpm_core::name::SkillName;
 
 /// The npm package of one version, with the digests npm checks it by.
@@ -45,6 +47,11 @@ impl Dist {
 
 #[derive(Debug, thiserror::Error)]
 pub enum NpmError {
+    #[error("the stored package's sha256 is {actual}, not the {expected} it was published with")]
+    Checksum {
+        expected: Checksum,
+        actual: Checksum,
+    },
     #[error("the stored package does not read back")]
     Unpack(#[source] UnpackError),
     #[error("cannot pack the npm package")]
@@ -62,14 +69,23 @@ struct Manifest<'a> {
     description: &'a str,
 }
 
-/// Builds the npm package of `name@vers` from its stored tarball.
+/// Builds the npm package of `name@vers` from its stored tarball, which
+/// must still be the bytes published (`cksum`).
 pub fn build(
     name: &SkillName,
     vers: &semver::Version,
     description: &str,
-    stored: &[u8],
+    stored: (&[u8], &Checksum),
     limits: &Limits,
 ) -> Result<NpmTarball, NpmError> {
+    let (stored, expected) = stored;
+    let actual = Checksum::of_bytes(stored);
+    if actual != *expected {
+        return Err(NpmError::Checksum {
+            expected: *expected,
+            actual,
+        });
+    }
     let tree = unpack_to_memory(stored, limits).map_err(NpmError::Unpack)?;
     let manifest = serde_json::to_vec_pretty(&Manifest {
         name: name.as_str(),
@@ -117,7 +133,7 @@ fn file(path: &str, data: Vec<u8>) -> MemEntry {
 mod tests {
     use super::*;
 
-    fn stored() -> Vec<u8> {
+    fn a_package() -> Vec<u8> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("SKILL.md"), "---\nname: hi\n---\nbody\n").unwrap();
         std::fs::create_dir(dir.path().join("scripts")).unwrap();
@@ -130,8 +146,10 @@ mod tests {
         let name = SkillName::new("hi").unwrap();
         let vers = semver::Version::new(1, 2, 3);
         let limits = Limits::default();
-        let a = build(&name, &vers, "Says hi", &stored(), &limits).unwrap();
-        let b = build(&name, &vers, "Says hi", &stored(), &limits).unwrap();
+        let stored = a_package();
+        let sum = Checksum::of_bytes(&stored);
+        let a = build(&name, &vers, "Says hi", (&stored, &sum), &limits).unwrap();
+        let b = build(&name, &vers, "Says hi", (&a_package(), &sum), &limits).unwrap();
         assert_eq!(a.bytes, b.bytes);
         assert_eq!(a.dist, Dist::of(&b.bytes));
         assert!(a.dist.integrity.starts_with("sha512-"));
@@ -156,10 +174,21 @@ mod tests {
     }
 
     #[test]
-    fn a_stored_tarball_that_does_not_read_is_an_error() {
+    fn a_stored_tarball_that_changed_or_does_not_read_is_an_error() {
         let name = SkillName::new("hi").unwrap();
         let vers = semver::Version::new(1, 0, 0);
-        let err = build(&name, &vers, "", b"not a tarball", &Limits::default());
+        let limits = Limits::default();
+        let garbage: &[u8] = b"not a tarball";
+        let published = Checksum::of_bytes(&a_package());
+        let err = build(&name, &vers, "", (garbage, &published), &limits);
+        assert!(matches!(err, Err(NpmError::Checksum { .. })));
+        let err = build(
+            &name,
+            &vers,
+            "",
+            (garbage, &Checksum::of_bytes(garbage)),
+            &limits,
+        );
         assert!(matches!(err, Err(NpmError::Unpack(_))));
     }
 }

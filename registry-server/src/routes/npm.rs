@@ -193,10 +193,11 @@ async fn build(
         description.to_string(),
         st.limits.clone(),
     );
-    let built =
-        tokio::task::spawn_blocking(move || npm::build(&name2, &vers2, &desc, &stored, &limits))
-            .await?
-            .map_err(|e| ApiError::internal(format!("npm package of {name}@{vers}"), e))?;
+    let built = tokio::task::spawn_blocking(move || {
+        npm::build(&name2, &vers2, &desc, (&stored, &cksum), &limits)
+    })
+    .await?
+    .map_err(|e| ApiError::internal(format!("npm package of {name}@{vers}"), e))?;
     st.npm
         .insert(name.as_str(), &vers.to_string(), built.dist.clone());
     Ok(built)

@@ -219,3 +219,28 @@ async fn marketplace_lists_packages_as_npm_plugins_that_npm_installs() {
     assert!(text(&out).contains("EINTEGRITY"), "{}", text(&out));
     assert!(!bad.join("node_modules/hello/skills").exists());
 }
+
+/// A blob changed under the registry (a disk, a bucket) is never served as
+/// an npm package: it must still be the bytes published.
+#[tokio::test]
+async fn a_changed_blob_is_not_served_as_an_npm_package() {
+    let data = tempfile::tempdir().unwrap();
+    let s = Server::start_quiet(data.path(), &[]);
+    let c = s.client(Some(&s.token("alice")));
+    let md = skill_md("hello", "1.0.0", "Say hello", "Greets people.");
+    let published = c
+        .publish(pack_with_files("hello", &md, &[]))
+        .await
+        .expect("publish");
+    let other = skill_md("hello", "1.0.0", "Say hello", "Does something else.");
+    std::fs::write(
+        data.path().join("blobs").join(published.cksum.hex()),
+        pack_with_files("hello", &other, &[]),
+    )
+    .unwrap();
+    let (status, body) = get(&format!("{}/npm/hello/-/hello-1.0.0.tgz", s.url)).await;
+    assert_eq!(status, 500);
+    let err: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(err["errors"][0]["detail"], "internal server error");
+    assert_eq!(get(&format!("{}/npm/hello", s.url)).await.0, 500);
+}
