@@ -1,8 +1,8 @@
 //! `GET /marketplace.json`: the registry as a Claude Code plugin
 //! marketplace, added with `/plugin marketplace add <url>/marketplace.json`.
 //!
-//! Every package appears once, at its newest non-yanked version, as a
-//! plugin of the same name whose source is the registry's own npm view
+//! Every package appears once, at its newest non-yanked version unless
+//! the audit finds that critical, as a plugin of the same name whose source is the registry's own npm view
 //! (`npm.rs`): `{"source": "npm", "package", "version", "registry"}`. A
 //! marketplace added by URL is only that one file, so its plugins cannot
 //! be relative paths; of the sources Claude Code reads, npm is the one
@@ -56,6 +56,11 @@ pub async fn marketplace(State(st): State<AppState>) -> ApiResult<Response> {
         .search_rows()
         .await?
         .into_iter()
+        // Claude Code installs a plugin without skillpm's audit gate, so
+        // a version the audit finds critical (by rules newer than its
+        // publish, after `rescan`) is not offered; yanking it offers the
+        // version before.
+        .filter(|row| crate::audit::counts(row.audit.as_deref()).is_none_or(|c| c.critical == 0))
         .map(|row| Plugin {
             source: NpmSource {
                 source: "npm",

@@ -244,4 +244,16 @@ async fn rescan_names_versions_now_critical_and_exits_1() {
     let a = wait_for_audit(&s.url, "helper", "1.1.0", |a| !a.is_null()).await;
     assert_eq!(a["counts"]["critical"], 1, "{a}");
     assert!(index_audit(&s.url, "helper", "1.0.0").await.is_null());
+
+    // Claude Code installs from the marketplace without skillpm's gate:
+    // a newest version now critical is not offered there; yanked, the
+    // version before it is.
+    let m = get_json(&format!("{}/marketplace.json", s.url)).await;
+    assert_eq!(m["plugins"], serde_json::json!([]), "{m}");
+    s.client(Some(&alice))
+        .yank("helper", "1.1.0", false)
+        .await
+        .expect("yank");
+    let m = get_json(&format!("{}/marketplace.json", s.url)).await;
+    assert_eq!(m["plugins"][0]["version"], "1.0.0", "{m}");
 }
