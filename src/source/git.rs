@@ -754,6 +754,22 @@ impl Source for GitSource {
                     let (tag, version) = self.version_tag(url, r, name).await?;
                     (Some(GitRef::Tag(tag)), Some(version))
                 }
+                // A plugin's version requirement with no ref of its own
+                // chooses among the repository's release tags (`v6.2.0`,
+                // `superpowers-v6.2.0`), as `version` does for a skill;
+                // without a matching tag it follows the default branch,
+                // and either way the declared version is checked below.
+                None => match (plugin, plugin_version) {
+                    (Some(name), Some(req)) => {
+                        let wanted = GitRef::Version(req.to_string());
+                        match self.version_tag(url, &wanted, Some(name.as_str())).await {
+                            Ok((tag, _)) => (Some(GitRef::Tag(tag)), None),
+                            Err(SourceError::NoMatch { .. }) => (None, None),
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    _ => (None, None),
+                },
                 other => (other.clone(), None),
             };
             let commit = self.commit_of(url, reference.as_ref()).await?;

@@ -324,6 +324,45 @@ fn a_plugin_version_requirement_is_kept_and_met() {
     assert_eq!(manifest(&f), toml);
 }
 
+/// `--plugin NAME@REQ` on a repository that tags its releases: the
+/// requirement chooses the highest matching tag, not the default branch.
+#[test]
+fn a_plugin_version_requirement_chooses_among_release_tags() {
+    let f = fixture();
+    let (dir, url) = superpowers_shaped(&f, "6.2.0");
+    git(&dir, &["tag", "v6.2.0"]);
+    for (from, to) in [("6.2.0", "6.3.0"), ("6.3.0", "7.0.0")] {
+        for file in [
+            ".claude-plugin/plugin.json",
+            ".claude-plugin/marketplace.json",
+        ] {
+            let bumped = std::fs::read_to_string(dir.join(file))
+                .unwrap()
+                .replace(from, to);
+            f.write(&dir, file, bumped);
+        }
+        git(&dir, &["commit", "-qam", to]);
+        git(&dir, &["tag", &format!("v{to}")]);
+    }
+    let tagged = |tag: &str| common::git_stdout(&dir, &["rev-parse", &format!("{tag}^{{commit}}")]);
+    f.ok(&["add", &url, "--plugin", "superpowers@^6"]);
+    let lock = lock_skills(&f.project);
+    assert_eq!(lock.len(), 3);
+    for s in &lock {
+        assert_eq!(s["plugin-version"].as_str(), Some("6.3.0"), "{s}");
+        let source = s["source"].as_str().unwrap();
+        assert!(
+            source.ends_with(&format!("#{}", tagged("v6.3.0"))),
+            "{source}"
+        );
+    }
+    // Asking for the next major moves to its tag.
+    f.ok(&["add", &url, "--plugin", "superpowers@^7"]);
+    assert!(locked_plugins(&f)
+        .iter()
+        .all(|(_, _, v)| v.as_deref() == Some("7.0.0")));
+}
+
 /// github/awesome-copilot: a Copilot marketplace listing `plugins/NAME`
 /// directories whose Agent Plugins `plugin.json` lists skills kept at the
 /// repository root, and a plugin that lives in another repository.
