@@ -108,7 +108,22 @@ pub fn why(chains: &[Vec<SkillName>]) -> String {
 }
 
 pub fn outdated(json: bool, r: &[OutdatedRow]) -> anyhow::Result<String> {
-    let line = |a: &str, b: &str, c: &str, d: &str| format!("{a:<32} {b:<12} {c:<12} {d:<12}\n");
+    // Each column as wide as its widest cell (at least the old 32/12/12),
+    // so a `(yanked)` mark or a plugin's version never shifts the next.
+    let cells = |r: &OutdatedRow| [r.name.clone(), r.current.clone(), r.wanted.clone()];
+    let mut widths = [32, 12, 12];
+    for row in r {
+        for (w, c) in widths.iter_mut().zip(cells(row)) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let [n, c, w] = widths;
+    let line = |a: &str, b: &str, x: &str, d: &str| {
+        format!("{a:<n$} {b:<c$} {x:<w$} {d}")
+            .trim_end()
+            .to_string()
+            + "\n"
+    };
     let header = line("name", "current", "wanted", "latest");
     rows(json, r, Some(header), |r| {
         let row = line(&r.name, &r.current, &r.wanted, &r.latest);

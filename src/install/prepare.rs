@@ -117,6 +117,20 @@ pub async fn prepare<'a>(
             });
         }
     }
+    // Installed from the cache, a locked version asks nothing: what the
+    // cache last heard about yanks is all there is to warn with.
+    for (s, local) in &work {
+        if let (Local::Cached, LockedSource::Registry { url }) = (local, &s.source) {
+            if sources.registry.known_yanked(url, &s.name, &s.version) {
+                reporter.report(Event::Warning {
+                    message: format!(
+                        "{}@{} was yanked when last checked; installing it because the lock pins it",
+                        s.name, s.version
+                    ),
+                });
+            }
+        }
+    }
     let downloads: usize = yank_queries.values().map(Vec::len).sum();
     if downloads > 0 {
         reporter.downloads_starting(downloads);

@@ -327,6 +327,33 @@ impl<'a> Run<'a> {
     /// manifest, swaps the staged trees into every root, then puts the
     /// lock and the manifest in place and deletes the journal
     /// ([`journal`]). A step that fails rolls every root back.
+    /// Why a registry skill moves to a lower version, which `update`
+    /// never does by choice: the locked one was yanked, else what
+    /// skills.toml asks no longer allows it or the registry dropped it.
+    fn why_lower(&self, old: &LockedSkill, new: &LockedSkill) -> Option<String> {
+        let (LockedSource::Registry { url }, LockedSource::Registry { .. }) =
+            (&old.source, &new.source)
+        else {
+            return None;
+        };
+        if new.version >= old.version {
+            return None;
+        }
+        Some(
+            match self
+                .sources
+                .registry
+                .seen_yanked(url, &old.name, &old.version)
+            {
+                true => format!("{} is yanked", old.version),
+                false => format!(
+                    "lower: skills.toml no longer allows {}, or the registry no longer lists it",
+                    old.version
+                ),
+            },
+        )
+    }
+
     fn commit(
         &self,
         ready: Ready<'_>,
@@ -382,9 +409,11 @@ impl<'a> Run<'a> {
         }
         for n in &new.skills {
             if let Some(o) = old.get(&n.name).filter(|o| o.pins_other_than(n)) {
-                summary
-                    .changed
-                    .push((n.name.to_string(), describe(o), describe(n)));
+                let mut to = describe(n);
+                if let Some(why) = self.why_lower(o, n) {
+                    to.push_str(&format!(" ({why})"));
+                }
+                summary.changed.push((n.name.to_string(), describe(o), to));
             }
         }
         let (pulled_in, dropped) = graph_changes(old, new);

@@ -131,6 +131,16 @@ fn yanked_versions_are_never_newly_chosen_but_locked_ones_install() {
     assert!(lock.contains("version = \"1.1.0\""));
     f.ok(&["yank", "lint@1.1.0"]);
 
+    // `outdated` marks the locked version yanked and keeps its columns.
+    let human = f.ok(&["outdated"]);
+    let header = human.lines().next().expect("header");
+    let row = human.lines().find(|l| l.starts_with("lint ")).expect("row");
+    assert!(row.contains(" 1.1.0 (yanked) "), "{human}");
+    let wanted = header.find("wanted").expect("wanted column");
+    assert_eq!(row.get(wanted..wanted + 6), Some("1.0.0 "), "{human}");
+    let latest = header.find("latest").expect("latest column");
+    assert_eq!(row.get(latest..), Some("1.0.0"), "{human}");
+
     // A fresh project resolving anew skips the yanked version.
     let other = f.root().join("other");
     std::fs::create_dir_all(&other).unwrap();
@@ -148,6 +158,29 @@ fn yanked_versions_are_never_newly_chosen_but_locked_ones_install() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("yanked"), "{}", stderr(&out));
     assert!(read(fresh.join(".agents/skills/lint/SKILL.md")).contains("body 1.1.0"));
+
+    // Warm, from the cached tarball, nothing is asked, and the cache still
+    // remembers the yank.
+    let warm = f.root().join("warm");
+    std::fs::create_dir_all(&warm).unwrap();
+    std::fs::copy(f.project.join("skills.toml"), warm.join("skills.toml")).unwrap();
+    std::fs::copy(f.project.join("skills.lock"), warm.join("skills.lock")).unwrap();
+    let out = f.skillpm(&["-C", warm.to_str().unwrap(), "install", "--frozen"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("lint@1.1.0 was yanked when last checked"),
+        "{}",
+        stderr(&out)
+    );
+
+    // `update` moves off it, to a lower version, and says why.
+    let out = f.skillpm(&["update"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("lint 1.1.0 -> 1.0.0 (1.1.0 is yanked)"),
+        "{said}"
+    );
 
     // Un-yank makes it choosable again.
     f.ok(&["yank", "--undo", "lint@1.1.0"]);

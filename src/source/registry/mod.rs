@@ -123,17 +123,24 @@ impl RegistrySource {
         let mut yanked = Vec::new();
         for chunk in packages.chunks(MAX_YANKED_QUERY) {
             match client.yanked(chunk.to_vec()).await {
-                Ok(reply) => yanked.extend(
+                Ok(reply) => {
                     // Only what was asked: a server cannot add warnings.
-                    reply.yanked.into_iter().filter(|p| chunk.contains(p)),
-                ),
+                    let found: Vec<PackageVersion> = reply
+                        .yanked
+                        .into_iter()
+                        .filter(|p| chunk.contains(p))
+                        .collect();
+                    for p in chunk {
+                        self.remember_yanked(url, &p.name, &p.vers, found.contains(p));
+                    }
+                    yanked.extend(found);
+                }
                 Err(e) if matches!(e.status(), Some(404 | 405)) => {
                     let each = chunk.iter().map(|p| async move {
                         let versions = self.index_versions(url, &p.name, false).await.ok()?;
-                        versions
-                            .iter()
-                            .any(|v| v.vers == p.vers && v.yanked)
-                            .then(|| p.clone())
+                        let yanked = versions.iter().any(|v| v.vers == p.vers && v.yanked);
+                        self.remember_yanked(url, &p.name, &p.vers, yanked);
+                        yanked.then(|| p.clone())
                     });
                     let found = futures_util::future::join_all(each).await;
                     yanked.extend(found.into_iter().flatten());
@@ -209,6 +216,13 @@ impl RegistrySource {
                 let _ = crate::fs::replace_file(&path, &text);
             }
         }
+        // A fresh index says which remembered yanks were undone.
+        for v in versions.iter().filter(|v| !v.yanked) {
+            let marker = self.yank_marker(url, name, &v.vers);
+            if marker.is_file() {
+                let _ = std::fs::remove_file(marker);
+            }
+        }
         if let Ok(mut s) = self.seen.lock() {
             s.insert(key, versions.clone());
         }
@@ -217,6 +231,48 @@ impl RegistrySource {
 }
 
 impl RegistrySource {
+    /// Where the cache remembers that `name@vers` of `url` was yanked
+    /// when last asked, so a warm install (which asks nothing) still warns.
+    fn yank_marker(
+        &self,
+        url: &str,
+        name: &SkillName,
+        vers: &semver::Version,
+    ) -> std::path::PathBuf {
+        self.cache
+            .index_dir(url)
+            .join("yanked")
+            .join(format!("{name}@{vers}"))
+    }
+
+    /// Records the answer about one locked version. Best effort: a marker
+    /// that cannot be written costs a later warning, nothing else.
+    fn remember_yanked(&self, url: &str, name: &SkillName, vers: &semver::Version, yanked: bool) {
+        let marker = self.yank_marker(url, name, vers);
+        if !yanked {
+            let _ = std::fs::remove_file(&marker);
+        } else if let Some(dir) = marker.parent() {
+            let _ = std::fs::create_dir_all(dir);
+            let _ = std::fs::write(&marker, b"");
+        }
+    }
+
+    /// Whether `name@vers` of `url` was yanked when the cache last heard
+    /// (a yank query, or an index read that listed it); no request.
+    pub fn known_yanked(&self, url: &str, name: &SkillName, vers: &semver::Version) -> bool {
+        self.yank_marker(url, name, vers).is_file()
+    }
+
+    /// Whether this run saw `name@vers` yanked in the index of `url`
+    /// (what resolving read; never a request of its own).
+    pub fn seen_yanked(&self, url: &str, name: &SkillName, vers: &semver::Version) -> bool {
+        let key = (url.to_string(), name.to_string());
+        self.seen.lock().ok().is_some_and(|s| {
+            s.get(&key)
+                .is_some_and(|vs| vs.iter().any(|v| v.vers == *vers && v.yanked))
+        })
+    }
+
     /// Before a download: the locked version's index entry, verified as
     /// every read is, must list the locked checksum and be signed if the
     /// lock says it was. Records the key that signed it.
