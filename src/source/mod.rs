@@ -399,6 +399,13 @@ pub enum SourceError {
         #[source]
         source: serde_json::Error,
     },
+    #[error("{registry} has no package `{name}`{hint}")]
+    UnknownPackage {
+        registry: String,
+        name: String,
+        /// ` (did you mean `x`?)`, or empty.
+        hint: String,
+    },
     #[error("no version of {name} matches {req} (available: {available})")]
     NoMatch {
         name: String,

@@ -474,3 +474,26 @@ fn publish_dry_run_runs_the_registrys_checks_and_sends_nothing() {
     );
     drop(reg);
 }
+
+/// An unknown name gets the registry's nearest package, from its search.
+#[test]
+fn an_unknown_name_suggests_the_nearest_from_the_registrys_search() {
+    let w = World::new();
+    let f = &w.f;
+    w.publish("code-review", "1.0.0");
+    w.publish("pdf-tools", "1.0.0");
+    f.ok(&["init"]);
+    let out = f.skillpm(&["add", "code-reveiw"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no package `code-reveiw`"), "{err}");
+    assert!(err.contains("did you mean `code-review`?"), "{err}");
+    // Nothing close: no suggestion, still one line.
+    let err = stderr(&f.skillpm(&["add", "zzzzzz"]));
+    assert!(
+        err.contains("no package `zzzzzz`") && !err.contains("did you mean"),
+        "{err}"
+    );
+    assert!(!f.project.join("skills.lock").exists());
+}

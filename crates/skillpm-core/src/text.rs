@@ -124,6 +124,20 @@ pub fn push_escaped(out: &mut String, c: char) {
     };
 }
 
+/// The candidate `name` most likely mistyped, for a "did you mean": at
+/// most two edits (a swap counts as one) and fewer edits than either
+/// name's length, so a short name is never "near" everything; the
+/// smallest distance wins, then the first in order.
+pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let len = name.chars().count();
+    candidates
+        .into_iter()
+        .map(|c| (strsim::osa_distance(name, c), c))
+        .filter(|&(d, c)| d <= 2 && d < c.chars().count().min(len))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
 /// `s` with every character that [`must_escape`] replaced by its visible
 /// escape; newlines and tabs are kept, so multi-line output keeps its
 /// shape.
@@ -150,6 +164,17 @@ pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nearest_takes_two_edits_at_most_and_never_a_mostly_edited_name() {
+        let names = ["code-review", "pdf-tools", "pdf", "x"];
+        assert_eq!(super::nearest("code-reveiw", names), Some("code-review"));
+        assert_eq!(super::nearest("pdf-tool", names), Some("pdf-tools"));
+        assert_eq!(super::nearest("pdx", names), Some("pdf"));
+        assert_eq!(super::nearest("zzzzzz", names), None);
+        // One letter is one edit from every one-letter name: not a match.
+        assert_eq!(super::nearest("y", names), None);
+    }
+
     #[test]
     fn counts_lines_from_one_and_clamps() {
         assert_eq!(super::line_of("a\nb\nc", 0), 1);

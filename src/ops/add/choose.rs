@@ -560,12 +560,10 @@ fn pick(origin: &str, rows: &[Row], selection: &Selection) -> Result<Vec<usize>>
 /// The name or command of `rows` closest to the mistyped `n`, if one is
 /// within two edits (and is not mostly edits, for short names).
 fn nearest<'r>(n: &str, rows: &'r [Row]) -> Option<std::borrow::Cow<'r, str>> {
-    rows.iter()
-        .flat_map(|r| [r.name.as_str(), r.command.as_str()])
-        .map(|c| (strsim::osa_distance(n, c), c))
-        .filter(|&(d, c)| d <= 2 && d < c.chars().count().min(n.chars().count()))
-        .min()
-        .map(|(_, c)| skillpm_core::text::sanitize(c))
+    let names = rows
+        .iter()
+        .flat_map(|r| [r.name.as_str(), r.command.as_str()]);
+    skillpm_core::text::nearest(n, names).map(skillpm_core::text::sanitize)
 }
 
 /// `  command  name  description`, aligned, sanitized, one per line.

@@ -170,14 +170,23 @@ impl RegistrySource {
             .ok()
             .and_then(cached_index);
         let client = self.client(url)?;
-        let (versions, fresh) = match client
+        let answer = client
             .index(
                 name.as_str(),
                 cached.as_ref().map(|(etag, _)| etag.as_str()),
             )
-            .await
-            .map_err(registry_err(format!("reading the index of {name}")))?
-        {
+            .await;
+        let response = match answer {
+            Err(e) if e.is_not_found() => {
+                return Err(SourceError::UnknownPackage {
+                    registry: mask_userinfo(url),
+                    name: name.to_string(),
+                    hint: did_you_mean(&client, name).await,
+                })
+            }
+            other => other.map_err(registry_err(format!("reading the index of {name}")))?,
+        };
+        let (versions, fresh) = match response {
             IndexResponse::NotModified => {
                 let body = cached.map(|(_, body)| body).unwrap_or_default();
                 let index = serde_json::from_slice::<skillpm_core::protocol::IndexFile>(&body)
@@ -372,6 +381,26 @@ fn cached_index(text: Vec<u8>) -> Option<(String, Vec<u8>)> {
     let nl = text.iter().position(|&b| b == b'\n')?;
     let etag = std::str::from_utf8(&text[..nl]).ok()?.to_string();
     Some((etag, text[nl + 1..].to_vec()))
+}
+
+/// ` (did you mean `x`?)` for a name the registry does not have, from its
+/// search (for the name, then for its first word, since a search rarely
+/// matches a typo whole); empty when nothing is near or search fails.
+async fn did_you_mean(client: &client::RegistryClient, name: &SkillName) -> String {
+    let mut names: Vec<String> = Vec::new();
+    let first = name.as_str().split('-').next().unwrap_or_default();
+    for q in [name.as_str(), first] {
+        if let Ok(found) = client.search(q, 50).await {
+            names.extend(found.skills.into_iter().map(|h| h.name.to_string()));
+        }
+        if q == first {
+            break;
+        }
+    }
+    match skillpm_core::text::nearest(name.as_str(), names.iter().map(String::as_str)) {
+        Some(near) => format!(" (did you mean `{near}`?)"),
+        None => String::new(),
+    }
 }
 
 /// Wraps a client error with what was being done.
