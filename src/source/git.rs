@@ -21,6 +21,7 @@ mod objects;
 mod pack;
 mod process;
 mod remote;
+mod resolving;
 pub mod signing;
 
 pub use discover::FoundSkill;

@@ -4,7 +4,7 @@
 //! its listing, before git's output can cost memory.
 
 use crate::common;
-use common::{seeded, stderr, vm_hwm_kib, Fixture};
+use common::{seeded, stderr, Fixture};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -145,20 +145,9 @@ fn one_blob_listed_many_times_is_refused_before_it_is_read() {
 
     f.ok(&["init"]);
     let start = Instant::now();
-    let mut child = f
-        .command(env!("CARGO_BIN_EXE_skillpm"))
-        .args(["--quiet", "add", &file_url(&repo)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("skillpm");
-    let pid = child.id();
-    let mut peak_kib = 0u64;
-    while child.try_wait().expect("wait").is_none() {
-        peak_kib = peak_kib.max(vm_hwm_kib(pid));
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().expect("skillpm");
+    let mut add = f.command(env!("CARGO_BIN_EXE_skillpm"));
+    add.args(["--quiet", "add", &file_url(&repo)]);
+    let (out, peak_kib) = common::run_watched(add, 1 << 20);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");

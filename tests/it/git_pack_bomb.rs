@@ -1,8 +1,9 @@
 //! A git server that answers with a small, well-formed pack whose one
-//! delta declares a 1.5 GiB object. Resolving a received pack in process
-//! allocates at most 1 GiB per object (gitoxide's `allocLimit`), so both
+//! delta declares a 1.5 GiB object. A received pack whose deltas may take
+//! more than 512 MiB to resolve is refused before they are resolved (and
+//! gitoxide allocates at most 1 GiB per object, its `allocLimit`), so both
 //! fetch paths (the one-request fetch of a locked commit, and the whole
-//! fetch `add` runs) refuse it with a clean error. Without the cap the
+//! fetch `add` runs) refuse it with a clean error. Without the caps the
 //! allocator grants the buffer and zero-filling it makes the process
 //! resident for the whole declared size (a few kilobytes on the wire
 //! buy gigabytes of memory). The server is a few lines here, behind the
@@ -10,7 +11,9 @@
 //!
 //! The same server, told to, lists more refs than a fetch takes, or marks
 //! more commits shallow than were asked for: both are refused by count,
-//! before memory grows with them.
+//! before memory grows with them. Told to, it answers with a "delta comb"
+//! whose deltas would keep many large objects in memory at once: refused
+//! by its worst case, worked out before anything is resolved.
 
 use crate::common;
 use common::{stderr, Fixture};
@@ -74,16 +77,28 @@ const DECLARED: u64 = 3 << 29;
 /// the pack's real SHA-1, so the pack streams in whole; what it costs is
 /// resolving the delta, which would allocate the declared result.
 fn bomb_pack() -> Vec<u8> {
-    let mut p = b"PACK".to_vec();
-    p.extend(2u32.to_be_bytes());
-    p.extend(2u32.to_be_bytes());
+    let mut p = pack_header(2);
     let base_at = p.len();
     p.extend(entry_header(3, 4));
     p.extend(zlib(b"tiny"));
-    let delta_at = p.len();
     let mut delta = varint(4);
     delta.extend(varint(DECLARED));
     delta.extend([4, b'b', b'o', b'o', b'm']);
+    push_ofs_delta(&mut p, base_at, &delta);
+    with_trailer(p)
+}
+
+/// A version 2 pack's header, for `n` entries.
+fn pack_header(n: u32) -> Vec<u8> {
+    let mut p = b"PACK".to_vec();
+    p.extend(2u32.to_be_bytes());
+    p.extend(n.to_be_bytes());
+    p
+}
+
+/// Appends an offset delta against the entry at `base_at`.
+fn push_ofs_delta(p: &mut Vec<u8>, base_at: usize, delta: &[u8]) {
+    let delta_at = p.len();
     p.extend(entry_header(6, delta.len() as u64));
     // The distance back to the base, big-endian, with git's "minus one
     // per continuation" encoding.
@@ -96,28 +111,68 @@ fn bomb_pack() -> Vec<u8> {
         distance >>= 7;
     }
     p.extend(ofs);
-    p.extend(zlib(&delta));
+    p.extend(zlib(delta));
+}
+
+/// `p` with its trailer, the SHA-1 of everything before it.
+fn with_trailer(mut p: Vec<u8>) -> Vec<u8> {
     let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
     hasher.update(&p);
     p.extend(hasher.try_finalize().unwrap().as_bytes());
     p
 }
 
+/// The size of every object of the comb.
+const COMB_OBJECT: u64 = 8 << 20;
+
+/// How many bases of the comb wait at once.
+const COMB_LEVELS: u32 = 72;
+
+/// A "delta comb": a blob of [`COMB_OBJECT`] zeros, then, for each of
+/// [`COMB_LEVELS`] levels, two deltas against the level's object: a leaf,
+/// and the next level. Each is one copy of its base and eight bytes of
+/// its own, so every object is as large and each delta a few bytes. The
+/// leaf comes first, so a resolver working depth first takes the next
+/// level before it and keeps every level's object for its waiting leaf:
+/// about 600 MiB held for a pack of about 10 KiB.
+fn comb_pack() -> Vec<u8> {
+    let mut p = pack_header(1 + 2 * COMB_LEVELS);
+    let mut base_at = p.len();
+    p.extend(entry_header(3, COMB_OBJECT));
+    p.extend(zlib(&vec![0; COMB_OBJECT as usize]));
+    for level in 0..COMB_LEVELS {
+        let mut next_at = 0;
+        for (mark, leaf) in [(0xffu8, true), (0, false)] {
+            let mut delta = varint(COMB_OBJECT);
+            delta.extend(varint(COMB_OBJECT));
+            // Copy the first `COMB_OBJECT - 8` bytes (offset 0, three
+            // size bytes), then insert eight bytes naming the object.
+            let copied = COMB_OBJECT - 8;
+            delta.push(0x80 | 0x70);
+            delta.extend(&copied.to_le_bytes()[..3]);
+            delta.push(8);
+            delta.extend([mark, 0, 0, 0]);
+            delta.extend(level.to_le_bytes());
+            if !leaf {
+                next_at = p.len();
+            }
+            push_ofs_delta(&mut p, base_at, &delta);
+        }
+        base_at = next_at;
+    }
+    with_trailer(p)
+}
+
 /// A well-formed pack of `n` empty blobs: nine bytes each on the wire,
 /// about 130 bytes each in memory once indexed.
 fn many_objects_pack(n: u32) -> Vec<u8> {
-    let mut p = b"PACK".to_vec();
-    p.extend(2u32.to_be_bytes());
-    p.extend(n.to_be_bytes());
+    let mut p = pack_header(n);
     let empty = zlib(b"");
     for _ in 0..n {
         p.extend(entry_header(3, 0));
         p.extend(&empty);
     }
-    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
-    hasher.update(&p);
-    p.extend(hasher.try_finalize().unwrap().as_bytes());
-    p
+    with_trailer(p)
 }
 
 /// The body of a protocol v2 answer to `command=fetch`: the pack section,
@@ -150,6 +205,8 @@ enum Also {
     RefusesDeepen,
     /// `fetch` answers with a pack of more objects than a client takes.
     ManyObjects,
+    /// `fetch` answers with a delta comb ([`comb_pack`]).
+    DeltaComb,
 }
 
 /// The `shallow-info` section of a fetch answer marking `COMMIT` and
@@ -229,6 +286,11 @@ fn serve(listener: TcpListener, seen: Arc<Mutex<Vec<String>>>, also: Also) {
         } else if also == Also::ManyObjects {
             let pack = many_objects_pack(MANY_OBJECTS);
             ("application/x-git-upload-pack-result", pack_answer(&pack))
+        } else if also == Also::DeltaComb {
+            (
+                "application/x-git-upload-pack-result",
+                pack_answer(&comb_pack()),
+            )
         } else if also == Also::TooManyShallow {
             let mut a = too_many_shallow();
             a.extend(fetch_answer());
@@ -385,7 +447,7 @@ fn adding_from_a_server_whose_pack_declares_a_huge_object_fails_cleanly() {
 fn a_server_listing_too_much_is_refused_by_count() {
     for (also, says) in [
         (Also::TooManyRefs, "listed more than 100000 refs"),
-        (Also::TooManyShallow, "too large"),
+        (Also::TooManyShallow, "deltas may take"),
     ] {
         let server = BombServer::start_also(also);
         let f = server.fixture();
@@ -425,7 +487,12 @@ fn a_pack_of_too_many_objects_is_refused_before_indexing() {
     let err = stderr(&out);
     assert!(err.contains("1000001 objects"), "{err}");
     assert!(peak < 96 * 1024, "peak {peak} KiB");
-    let left: Vec<_> = walk_files(&f.cache);
+    assert_no_pack_left(&f.cache);
+}
+
+/// A refused fetch leaves neither the pack nor an index in the cache.
+fn assert_no_pack_left(cache: &std::path::Path) {
+    let left = walk_files(cache);
     assert!(
         !left
             .iter()
@@ -486,4 +553,34 @@ fn a_fetch_into_an_existing_clone_is_held_to_the_same_caps() {
         assert_eq!(heads.count(), 1, "round {round}: the clone was made");
     }
     assert_eq!(server.fetches(), 0, "{:?}", server.seen.lock().unwrap());
+}
+
+/// A "delta comb" of 145 objects of 8 MiB (about 10 KiB on the wire)
+/// would have the resolver hold every level's object for its waiting
+/// leaf. Its worst case is worked out from the pack's entry headers
+/// before anything is resolved, and the pack refused in one line, with
+/// the client's memory far below what the comb would hold; the kill
+/// switch stops the child if that bound breaks.
+#[test]
+fn a_delta_comb_is_refused_before_its_deltas_are_resolved() {
+    let server = BombServer::start_also(Also::DeltaComb);
+    let f = server.fixture();
+    let url = server.url();
+    f.ok(&["init"]);
+    let manifest = std::fs::read_to_string(f.project.join("skills.toml")).unwrap();
+    let mut add = f.command(env!("CARGO_BIN_EXE_skillpm"));
+    add.args(["add", &format!("git+{url}")]);
+    let (out, peak) = common::run_watched(add, 512 * 1024);
+    let err = stderr(&out);
+    assert!(peak < 128 * 1024, "peak {peak} KiB: {err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(&url), "{err}");
+    assert!(
+        err.contains("deltas may take") && err.contains("536870912 bytes"),
+        "{err}"
+    );
+    let after = std::fs::read_to_string(f.project.join("skills.toml")).unwrap();
+    assert_eq!(after, manifest);
+    assert_no_pack_left(&f.cache);
 }

@@ -121,10 +121,16 @@ fn remove_temporary(dir: &Path) {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let is_file = entry.file_type().is_ok_and(|t| !t.is_dir());
-        if is_file && (name.starts_with(".tmp") || name.starts_with("tmp_")) {
+        if is_file && is_temporary(&name) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
+}
+
+/// Whether `name` is that of a temporary file gitoxide (`.tmp*`) or
+/// `git` (`tmp_*`) writes while fetching: the pack coming in, its index.
+pub(super) fn is_temporary(name: &str) -> bool {
+    name.starts_with(".tmp") || name.starts_with("tmp_")
 }
 
 /// Removes the `.lock` files below `dir`, down to `depth` levels; a

@@ -12,12 +12,12 @@
 //! allowlist's (`protocol.allow`), and nothing prompts on the terminal: a
 //! private repository needs a credential helper, as in CI.
 
-use super::{is_repo, SourceError};
+use super::{is_repo, resolving, SourceError};
 use crate::project::spec::GitUrl;
 use gix::remote::fetch::Shallow;
 use gix::remote::Direction;
 use std::num::NonZeroU32;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -101,7 +101,8 @@ enum Depth {
 
 fn fetch_at(dir: &Path, url: &GitUrl, want: &Want, depth: Depth) -> Result<(), SourceError> {
     let failed = |e: &dyn std::error::Error| fetch_error(url, &crate::source::chain(e));
-    let repo = open(dir, url).map_err(|e| failed(&e))?;
+    let threads = resolving::threads();
+    let repo = open(dir, url, threads).map_err(|e| failed(&e))?;
     let remote = repo
         .remote_at(url.as_str())
         .map_err(|e| failed(&e))?
@@ -122,7 +123,14 @@ fn fetch_at(dir: &Path, url: &GitUrl, want: &Want, depth: Depth) -> Result<(), S
     if let Some(options) = options {
         connection.set_transport_options(options);
     }
-    let bounded = Bounded::default();
+    let bounded = Bounded {
+        resolve: Some(Arc::new(Resolve {
+            // Where gitoxide writes the pack it receives.
+            pack_dir: repo.objects.store_ref().path().join("pack"),
+            threads,
+        })),
+        ..Bounded::default()
+    };
     let prepared = connection
         .prepare_fetch(bounded.clone(), Default::default())
         .map_err(|e| failed(&e))?;
@@ -167,8 +175,9 @@ fn fetch_at(dir: &Path, url: &GitUrl, want: &Want, depth: Depth) -> Result<(), S
 /// The bare repository at `dir`, opened with git's configuration (the
 /// system's, the user's, the environment's) beneath skillpm's own
 /// settings: the transports of the spec allowlist, no prompts, no
-/// reflogs, and the allocation cap on every object read.
-fn open(dir: &Path, url: &GitUrl) -> gix::Result<gix::Repository> {
+/// reflogs, the allocation cap on every object read, and `threads`
+/// resolving a received pack's deltas.
+fn open(dir: &Path, url: &GitUrl, threads: usize) -> gix::Result<gix::Repository> {
     let file = if url.is_file() { "always" } else { "never" };
     let overrides = [
         "protocol.allow=never".to_string(),
@@ -178,6 +187,7 @@ fn open(dir: &Path, url: &GitUrl) -> gix::Result<gix::Repository> {
         "gitoxide.credentials.terminalPrompt=false".to_string(),
         "core.logAllRefUpdates=false".to_string(),
         format!("gitoxide.objects.allocLimit={MAX_OBJECT_BYTES}"),
+        format!("pack.threads={threads}"),
     ];
     let options = gix::open::Options::default().cli_overrides(overrides);
     gix::open_opts(dir, options)
@@ -265,9 +275,11 @@ fn fetch_error(url: &GitUrl, detail: &str) -> SourceError {
 
 /// The progress gitoxide reports a fetch through, used as a bound: a
 /// pack that declares more than [`MAX_PACK_OBJECTS`] objects stops the
-/// fetch before its index is built, and one that has sent (or inflates
-/// to) more than [`MAX_PACK_BYTES`] stops it where it is. Every child
-/// shares the flag and the reason.
+/// fetch before its index is built, one that has sent (or inflates to)
+/// more than [`MAX_PACK_BYTES`] stops it where it is, and one whose
+/// deltas may take more memory to resolve than
+/// [`resolving::MAX_RESOLVE_BYTES`] stops it before they are resolved.
+/// Every child shares the flag and the reason.
 #[derive(Clone, Default)]
 struct Bounded {
     stop: Arc<AtomicBool>,
@@ -275,7 +287,24 @@ struct Bounded {
     reason: Arc<OnceLock<String>>,
     /// Whether this child counts bytes.
     bytes: bool,
+    /// Which step of gitoxide's this child reports.
+    id: gix::progress::Id,
+    /// What the step that resolves deltas checks first.
+    resolve: Option<Arc<Resolve>>,
     step: gix::progress::StepShared,
+}
+
+/// Where the pack comes in, and how many threads resolve its deltas.
+struct Resolve {
+    pack_dir: PathBuf,
+    threads: usize,
+}
+
+/// Whether `id` is the step of gitoxide's index-pack that resolves
+/// deltas: it starts once the whole pack is on disk (flushed, mapped),
+/// and before any delta is resolved.
+fn is_resolving(id: gix::progress::Id) -> bool {
+    id == gix::progress::Id::from(gix::odb::pack::index::write::ProgressId::ResolveObjects)
 }
 
 /// The most bytes a pack may take, on the wire or inflated: far beyond a
@@ -328,6 +357,11 @@ impl gix::progress::Progress for Bounded {
                  skills repository may hold"
             ));
         }
+        if let Some(resolve) = self.resolve.as_ref().filter(|_| is_resolving(self.id)) {
+            if let Err(e) = resolving::check(&resolve.pack_dir, resolve.threads) {
+                self.refuse(crate::source::chain(&e));
+            }
+        }
     }
     fn set_name(&mut self, _: String) {}
     fn name(&self) -> Option<String> {
@@ -341,15 +375,16 @@ impl gix::progress::Progress for Bounded {
 
 impl gix::NestedProgress for Bounded {
     type SubProgress = Bounded;
-    fn add_child(&mut self, _: impl Into<String>) -> Bounded {
+    fn add_child(&mut self, name: impl Into<String>) -> Bounded {
+        self.add_child_with_id(name, gix::progress::UNKNOWN)
+    }
+    fn add_child_with_id(&mut self, _: impl Into<String>, id: gix::progress::Id) -> Bounded {
         Bounded {
             step: Default::default(),
             bytes: false,
+            id,
             ..self.clone()
         }
-    }
-    fn add_child_with_id(&mut self, name: impl Into<String>, _: gix::progress::Id) -> Bounded {
-        self.add_child(name)
     }
 }
 
@@ -374,6 +409,33 @@ mod tests {
         read.inc_by(1);
         assert!(root.stop.load(Ordering::Relaxed));
         assert!(root.over().is_some_and(|r| r.contains("bytes")));
+    }
+
+    /// The step that resolves deltas checks the received pack first, and
+    /// one it cannot find is not resolved; other steps check nothing.
+    #[test]
+    fn resolving_starts_with_a_check_of_the_received_pack() {
+        use gix::odb::pack::index::write::ProgressId;
+        let empty = tempfile::tempdir().unwrap();
+        let mut root = Bounded {
+            resolve: Some(Arc::new(Resolve {
+                pack_dir: empty.path().to_path_buf(),
+                threads: 1,
+            })),
+            ..Bounded::default()
+        };
+        let mut decoding =
+            gix::NestedProgress::add_child_with_id(&mut root, "", ProgressId::DecodedBytes.into());
+        decoding.init(None, gix::progress::bytes());
+        assert!(root.over().is_none());
+        let mut resolving = gix::NestedProgress::add_child_with_id(
+            &mut root,
+            "",
+            ProgressId::ResolveObjects.into(),
+        );
+        resolving.init(Some(1), gix::progress::count("objects"));
+        assert!(root.stop.load(Ordering::Relaxed));
+        assert!(root.over().is_some_and(|r| r.contains("was not found")));
     }
 
     #[test]

@@ -604,6 +604,30 @@ pub fn vm_hwm_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Runs `command` to its end while watching its peak resident memory
+/// (`VmHWM`), and kills it once that passes `kill_above_kib`: a test of a
+/// memory bound must not take the machine down when the bound breaks.
+/// Returns the output and the highest peak seen.
+pub fn run_watched(mut command: Command, kill_above_kib: u64) -> (Output, u64) {
+    use std::process::Stdio;
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let mut peak_kib = 0u64;
+    while child.try_wait().expect("wait").is_none() {
+        peak_kib = peak_kib.max(vm_hwm_kib(pid));
+        if peak_kib > kill_above_kib {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    (child.wait_with_output().expect("output"), peak_kib)
+}
+
 /// For a test that needs a third-party client or validator that is not
 /// installed: fails when `require` (set by CI) says it must be there,
 /// else says on stderr that `what` is skipped and why.
