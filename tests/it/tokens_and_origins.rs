@@ -50,7 +50,7 @@ fn fails(f: &Fixture, args: &[&str], mention: &[&str]) -> String {
 }
 
 #[test]
-fn config_json_pointing_api_or_dl_at_another_origin_is_refused() {
+fn config_json_pointing_api_at_another_origin_is_refused() {
     let other = elsewhere();
     // Same host, another port: another origin.
     let target = other.url.clone();
@@ -81,13 +81,41 @@ fn config_json_pointing_api_or_dl_at_another_origin_is_refused() {
     ] {
         fails(&f, &args, &["origin", &other.url]);
     }
-    // Downloads too: installing never fetches from where `dl` points.
+    assert_eq!(other.all_hits(), Vec::<String>::new());
+}
+
+/// A `dl` on another origin is a CDN, as static.crates.io is for
+/// crates.io: downloads go there, without the token, which stays with the
+/// registry; its redirects may not leave it either.
+#[test]
+fn downloads_from_a_cdn_origin_carry_no_token() {
+    let package = good_package("evil", "1.0.0");
+    let served = package.clone();
+    let cdn = MockServer::start(move |req, _| match req.path.as_str() {
+        "/files/evil/1.0.0/download" if !req.authorized => mock::bytes(served.clone()),
+        "/files/evil/1.0.0/download" => mock::status(403),
+        _ => mock::status(404),
+    });
+    let target = cdn.url.clone();
+    let reg = registry_with(move |req, base| {
+        (req.path == "/config.json").then(|| {
+            mock::json(&serde_json::json!({
+                "dl": format!("{target}/files"),
+                "api": base,
+                "auth-required": false,
+            }))
+        })
+    });
     let mut f = Fixture::new();
     f.extra_env
         .push(("SKILLPM_REGISTRY".into(), reg.url.clone()));
+    f.extra_env
+        .push(("SKILLPM_TOKEN".into(), "spm_secret".into()));
     f.ok(&["init"]);
-    fails(&f, &["add", "evil@1"], &["origin", &other.url]);
-    assert_eq!(other.all_hits(), Vec::<String>::new());
+    f.ok(&["add", "evil@1"]);
+    assert!(f.project_root().join("evil/SKILL.md").is_file());
+    assert_eq!(cdn.all_hits(), ["/files/evil/1.0.0/download"]);
+    assert_eq!(reg.hits("/api/v1/skills/evil/1.0.0/download"), 0);
 }
 
 #[test]

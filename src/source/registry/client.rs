@@ -123,6 +123,11 @@ pub enum RegistryError {
         url: String,
         origin: String,
     },
+    #[error(
+        "registry {host}'s config.json sends downloads to {url}, over plain http; downloads \
+         from another origin must be https"
+    )]
+    PlainDownloads { host: String, url: String },
 }
 
 /// Why a registry URL is refused.
@@ -177,6 +182,10 @@ pub struct RegistryClient {
     host: String,
     token: Option<String>,
     http: reqwest::Client,
+    /// Where `config.json`'s `dl` sends downloads when that is another
+    /// origin (a CDN): set once the config is read, and the only other
+    /// origin a request or redirect may reach. No token ever goes there.
+    dl_origin: Arc<std::sync::OnceLock<url::Origin>>,
     first: Arc<FirstAlone>,
     config: Arc<tokio::sync::OnceCell<RegistryConfig>>,
     keyring: Arc<tokio::sync::OnceCell<Keyring>>,
@@ -220,6 +229,8 @@ impl RegistryClient {
         let host = host_of(&url);
         let origin = url.origin();
         let allowed = origin.clone();
+        let dl_origin: Arc<std::sync::OnceLock<url::Origin>> = Arc::default();
+        let dl_allowed = dl_origin.clone();
         let http = crate::source::http::builder()
             .map_err(|source| RegistryError::Tls {
                 host: host.clone(),
@@ -229,7 +240,12 @@ impl RegistryClient {
                 if attempt.previous().len() >= 5 {
                     return attempt.error("too many redirects");
                 }
-                if attempt.url().origin() == allowed {
+                let to = attempt.url().origin();
+                let downgrade = attempt.url().scheme() == "http"
+                    && attempt.previous().iter().any(|u| u.scheme() == "https");
+                if downgrade {
+                    attempt.error("redirect from https to plain http refused")
+                } else if to == allowed || dl_allowed.get() == Some(&to) {
                     attempt.follow()
                 } else {
                     attempt.error("redirect to another origin refused")
@@ -246,6 +262,7 @@ impl RegistryClient {
             host,
             token: token.filter(|t| !t.is_empty()),
             http,
+            dl_origin,
             first: Arc::default(),
             config: Arc::new(tokio::sync::OnceCell::new()),
             keyring: Arc::new(tokio::sync::OnceCell::new()),
@@ -265,12 +282,13 @@ impl RegistryClient {
                 let url = self.url("config.json")?;
                 match self.get_json::<RegistryConfig>(url, MAX_JSON_BYTES).await {
                     Ok(c) => {
-                        for (what, u) in
-                            [("config.json `dl`", &c.dl), ("config.json `api`", &c.api)]
-                        {
-                            let parsed = Url::parse(u).map_err(|e| self.invalid_url(what, u, e))?;
-                            self.own_origin(what, &parsed)?;
-                        }
+                        let what = "config.json `api`";
+                        let api =
+                            Url::parse(&c.api).map_err(|e| self.invalid_url(what, &c.api, e))?;
+                        self.own_origin(what, &api)?;
+                        let what = "config.json `dl`";
+                        let dl = Url::parse(&c.dl).map_err(|e| self.invalid_url(what, &c.dl, e))?;
+                        self.download_origin(&dl)?;
                         Ok(c)
                     }
                     Err(e) if e.is_not_found() => {
@@ -357,7 +375,9 @@ impl RegistryClient {
             format!("{}/{name}/{version}/download", dl.trim_end_matches('/'))
         };
         let url = Url::parse(&url).map_err(|e| self.invalid_url("download URL", &url, e))?;
-        self.own_origin("download URL", &url)?;
+        if self.dl_origin.get() != Some(&url.origin()) {
+            self.own_origin("download URL", &url)?;
+        }
         self.get(url, HeaderMap::new()).await
     }
 
@@ -482,6 +502,39 @@ impl RegistryClient {
                 .collect(),
             origin: self.origin.ascii_serialization(),
         })
+    }
+
+    /// Accepts `config.json`'s `dl`: this registry's origin, or another
+    /// one (a CDN, as crates.io serves downloads from static.crates.io)
+    /// over https; plain http elsewhere only from a plain-http registry
+    /// to a loopback address (local servers and tests), so a registry
+    /// reached over https never sends the client to http.
+    fn download_origin(&self, dl: &Url) -> Result<()> {
+        if dl.origin() == self.origin {
+            return Ok(());
+        }
+        let loopback = match dl.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        };
+        let secure = match dl.scheme() {
+            "https" => true,
+            "http" => self.base.scheme() == "http" && loopback,
+            _ => false,
+        };
+        if !secure || !dl.username().is_empty() || dl.password().is_some() {
+            return Err(RegistryError::PlainDownloads {
+                host: self.host.clone(),
+                url: one_line(&mask_userinfo(dl.as_str()))
+                    .chars()
+                    .take(200)
+                    .collect(),
+            });
+        }
+        let _ = self.dl_origin.set(dl.origin());
+        Ok(())
     }
 
     fn authed(&self, method: Method, url: Url) -> Result<reqwest::RequestBuilder> {

@@ -16,6 +16,8 @@ use std::time::Duration;
 pub struct Req {
     pub method: String,
     pub path: String,
+    /// Whether the request carried an `Authorization` header.
+    pub authorized: bool,
 }
 
 /// What the server does with a request.
@@ -155,6 +157,9 @@ fn serve(mut conn: TcpStream, hits: &Mutex<Vec<String>>, handler: &Handler, base
     let req = Req {
         method: first.next().unwrap_or("").to_string(),
         path: first.next().unwrap_or("").to_string(),
+        authorized: text
+            .lines()
+            .any(|l| l.to_ascii_lowercase().starts_with("authorization:")),
     };
     hits.lock().expect("hits").push(req.path.clone());
     match handler(&req, base) {

@@ -81,3 +81,35 @@ fn an_unreachable_registry_says_why() {
 fn one_line_strips_controls() {
     assert_eq!(one_line("a\nb\x1b[31m  c"), "a b [31m c");
 }
+
+#[test]
+fn downloads_may_come_from_a_cdn_over_https_never_over_plain_http() {
+    let url = |s: &str| Url::parse(s).unwrap();
+    let https = RegistryClient::new("https://reg.example", None).unwrap();
+    assert!(https
+        .download_origin(&url("https://reg.example/dl"))
+        .is_ok());
+    assert!(https
+        .download_origin(&url("https://static.cdn.example/dl"))
+        .is_ok());
+    assert_eq!(
+        https.dl_origin.get(),
+        Some(&url("https://static.cdn.example/").origin())
+    );
+    for plain in ["http://static.cdn.example/dl", "http://127.0.0.1:9/dl"] {
+        let e = https.download_origin(&url(plain)).unwrap_err().to_string();
+        assert!(e.contains("plain http"), "{plain}: {e}");
+    }
+    assert!(https
+        .download_origin(&url("https://u:p@cdn.example/dl"))
+        .is_err());
+    // A plain-http registry on this machine (a local server, the tests)
+    // may use another loopback port, and nothing else over http.
+    let local = RegistryClient::new("http://127.0.0.1:8000", None).unwrap();
+    assert!(local
+        .download_origin(&url("http://127.0.0.1:9000/dl"))
+        .is_ok());
+    assert!(local
+        .download_origin(&url("http://cdn.example/dl"))
+        .is_err());
+}
