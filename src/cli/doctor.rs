@@ -133,7 +133,10 @@ fn report(c: &Checkup) -> String {
                 (Fit::Unavailable(_), _) => "not here",
                 (Fit::Refused(_), _) => "refused ",
             };
-            out.push_str(&format!("  {mark}  {}\n", shown(o, &c.tools_dir)));
+            out.push_str(&format!(
+                "  {mark}  {}\n",
+                shown(o, &d.pinned, &c.tools_dir)
+            ));
             let why = match &o.fit {
                 Fit::Ready => None,
                 Fit::Unavailable(w) | Fit::Refused(w) => Some(w),
@@ -157,16 +160,18 @@ fn report(c: &Checkup) -> String {
 }
 
 /// One step as a command line (or the download it makes).
-fn shown(o: &Offer, tools: &Path) -> String {
+fn shown(o: &Offer, pinned: &[(String, String)], tools: &Path) -> String {
     match &o.installer.how {
         How::Run(Step::Download {
             url,
             sha256,
             archive,
         }) => {
-            let check = match sha256 {
-                Some(s) => format!("sha256 {}", &s[..12]),
-                None => "no sha256 declared".into(),
+            let locked = pinned.iter().find(|(u, _)| u == url).map(|(_, s)| s);
+            let check = match (sha256, locked) {
+                (Some(s), _) => format!("sha256 {}", &s[..12]),
+                (None, Some(s)) => format!("sha256 {} from skills.lock", &s[..12]),
+                (None, None) => "no sha256 declared: runs only with --allow-unverified".into(),
             };
             let from = match archive {
                 Some(Archive::TarGz) => " (from its tar.gz)",
@@ -261,6 +266,7 @@ fn skill_json(d: &Diagnosis, tools: &Path) -> Value {
                 }) => (
                     "download".to_string(),
                     json!({"download": {"url": url, "sha256": sha256,
+                        "locked_sha256": d.pinned.iter().find(|(u, _)| u == url).map(|(_, s)| s),
                         "archive": archive.map(|_| "tar.gz")}}),
                 ),
                 How::Run(step) => {

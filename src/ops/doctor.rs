@@ -62,6 +62,8 @@ pub struct Diagnosis {
     /// Which `offers` `--fix` runs: ready ones, until every missing
     /// binary is covered.
     pub chosen: Vec<usize>,
+    /// The sha256 skills.lock recorded for this skill's downloads, by URL.
+    pub pinned: Vec<(String, String)>,
 }
 
 /// What `doctor` found, and where `--fix` puts tools.
@@ -105,10 +107,31 @@ pub fn tools_dir(env: &Environment) -> Option<PathBuf> {
 /// empty), sorted by skill.
 pub fn doctor(env: &Environment, names: &[String], tools_dir: &Path) -> Result<Checkup> {
     let cat = Catalog::build(env).map_err(DoctorError::from)?;
+    // A lock that cannot be read pins nothing here; `--fix` reads it again
+    // before it downloads.
+    let lock = Project::locate(env, false)
+        .ok()
+        .and_then(|p| p.read_lock().ok())
+        .unwrap_or_default();
     let probe = Probe::new(env);
     let root = is_root();
     let bin_dir = tools_dir.join("bin");
     let diagnose = |e: &SkillEntry| diagnose(e, &probe, &env.os, root, &bin_dir);
+    let pins = |d: &mut Diagnosis| {
+        if let Ok(name) = SkillName::new(&d.skill) {
+            d.pinned = lock
+                .downloads
+                .iter()
+                .filter(|p| p.skill == name)
+                .map(|p| (p.url.as_str().to_string(), p.sha256.clone()))
+                .collect();
+        }
+    };
+    let diagnose = |e: &SkillEntry| {
+        let mut d = diagnose(e);
+        pins(&mut d);
+        d
+    };
     let mut skills = Vec::new();
     if names.is_empty() {
         for e in cat.skills.iter().filter(|e| lacks_something(e)) {
@@ -156,6 +179,7 @@ fn diagnose(e: &SkillEntry, probe: &Probe, os: &str, root: bool, bin_dir: &Path)
         off_path,
         offers,
         chosen,
+        pinned: Vec::new(),
     }
 }
 

@@ -355,7 +355,12 @@ fn an_unverified_download_needs_the_flag_and_is_pinned_in_the_lock() {
         )),
         "{lock}"
     );
-    // A rebuild of the lock keeps the pin.
+    // The plan shows the pin; a rebuild of the lock keeps it.
+    let plan = f.ok(&["doctor"]);
+    assert!(
+        plan.contains(&format!("sha256 {} from skills.lock", &pinned[..12])),
+        "{plan}"
+    );
     f.ok(&["install"]);
     let after = std::fs::read_to_string(f.project.join("skills.lock")).unwrap();
     assert_eq!(after, lock);
