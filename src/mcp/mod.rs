@@ -20,6 +20,7 @@
 //!
 //! Logs go to stderr only: on stdio, stdout carries the protocol.
 
+pub mod early;
 pub mod loaded;
 pub mod prompts;
 pub mod resources;
@@ -155,6 +156,29 @@ async fn one_of_each_guarded_header(
     res
 }
 
+/// Answers a POSTed message the SDK would misread ([`early::refusal`])
+/// before it reaches the SDK. The body is read up to the same cap the SDK
+/// applies (413 beyond it, as the SDK answers) and handed on unchanged.
+async fn early_answers(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "message too large").into_response();
+    };
+    if let Some(answer) = early::refusal(&bytes) {
+        return ([(header::CONTENT_TYPE, "application/json")], answer).into_response();
+    }
+    let req = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+    next.run(req).await
+}
+
 /// Whether `origin` is `http` or `https` on a loopback host (`localhost`,
 /// any `127.x.x.x`, `[::1]`), with any port or none. The server binds
 /// loopback only, so a page from anywhere else is another site using the
@@ -227,6 +251,7 @@ async fn serve_http(shared: std::sync::Arc<Shared>, addr: SocketAddr) -> Result<
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(early_answers))
         .layer(axum::middleware::from_fn(one_of_each_guarded_header));
     let listener = listen::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
     let bound = listener

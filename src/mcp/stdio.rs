@@ -39,7 +39,7 @@ where
 {
     let (to_sdk, sdk_in) = tokio::io::duplex(64 * 1024);
     let (sdk_out, from_sdk) = tokio::io::duplex(64 * 1024);
-    let (tx, rx) = mpsc::channel(16);
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(16);
     tokio::spawn(screen(read, to_sdk, tx, max_line));
     let relay = tokio::spawn(relay(from_sdk, write, rx));
     (sdk_in, sdk_out, relay)
@@ -53,7 +53,7 @@ where
 async fn screen(
     read: impl AsyncRead + Unpin,
     mut out: DuplexStream,
-    tx: mpsc::Sender<()>,
+    tx: mpsc::Sender<Vec<u8>>,
     max_line: usize,
 ) {
     let mut read = BufReader::new(read);
@@ -69,8 +69,15 @@ async fn screen(
         let ends = line.ends_with(b"\n");
         let whole = !in_long_line && ends && line.len() <= max_line;
         in_long_line = !ends;
-        if whole && not_json(&line) {
-            if tx.send(()).await.is_err() {
+        // A line that is not JSON, or a request the SDK would misread,
+        // is answered here and never reaches the SDK.
+        let answer = match whole {
+            true if not_json(&line) => Some(PARSE_ERROR.to_vec()),
+            true => super::early::refusal(&line),
+            false => None,
+        };
+        if let Some(answer) = answer {
+            if tx.send(answer).await.is_err() {
                 return;
             }
             continue;
@@ -88,14 +95,14 @@ async fn screen(
 async fn relay(
     mut from_sdk: DuplexStream,
     mut out: impl AsyncWrite + Unpin,
-    mut rx: mpsc::Receiver<()>,
+    mut rx: mpsc::Receiver<Vec<u8>>,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut at_line_start = true;
     loop {
         let wrote = tokio::select! {
             biased;
-            Some(()) = rx.recv(), if at_line_start => out.write_all(PARSE_ERROR).await,
+            Some(answer) = rx.recv(), if at_line_start => out.write_all(&answer).await,
             n = from_sdk.read(&mut buf) => match n {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
@@ -165,7 +172,7 @@ mod tests {
         let mut got = vec![0u8; 8];
         // Once the relay has copied the start of the line, a report comes.
         stdout.read_exact(&mut got).await.expect("read");
-        tx.send(()).await.expect("send");
+        tx.send(PARSE_ERROR.to_vec()).await.expect("send");
         sdk_out.write_all(b"\"result\":{}}\n").await.expect("write");
         drop(sdk_out);
         relay.await.expect("relay");

@@ -709,6 +709,19 @@ fn raw_request_with(
     headers: &str,
     body: &str,
 ) -> (u16, Option<String>) {
+    let (status, id, _) = raw_exchange(url, method, session, headers, body);
+    (status, id)
+}
+
+/// One request on its own connection: the status, the session id the
+/// server gave, and the body (read to the end; `Connection: close`).
+fn raw_exchange(
+    url: &str,
+    method: &str,
+    session: Option<&str>,
+    headers: &str,
+    body: &str,
+) -> (u16, Option<String>, String) {
     use std::io::Read;
     let host = authority(url);
     let mut s = std::net::TcpStream::connect(host).expect("connect");
@@ -745,7 +758,9 @@ fn raw_request_with(
         k.eq_ignore_ascii_case("mcp-session-id")
             .then(|| v.trim().to_string())
     });
-    (status, id)
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    (status, id, String::from_utf8_lossy(&rest).into_owned())
 }
 
 fn initialize(url: &str) -> (u16, Option<String>) {
@@ -1114,7 +1129,29 @@ fn an_invalid_cursor_is_invalid_params() {
     let answer = exchange(&mut stdin, &mut out, &req).expect("answer");
     let first = &answer["result"]["resources"][0]["uri"];
     assert_eq!(first, "skill://alpha/assets/logo.bin", "{answer}");
+    // A cursor that is not a string at all (rmcp read it as none and gave
+    // the first page) is refused before the SDK reads it.
+    for (id, method, cursor) in [
+        (5, "resources/list", json!(5)),
+        (6, "prompts/list", json!({})),
+        (7, "skills/list", json!([1])),
+    ] {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": method,
+            "params": {"cursor": cursor}});
+        let answer = exchange(&mut stdin, &mut out, &req).expect("answer");
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+        assert_eq!(answer["id"], id, "{answer}");
+    }
     end_session_within_80_mib(child, stdin);
+    // Over HTTP too, whatever the session.
+    let server = HttpServer::start(&tree.f);
+    let (_, session) = initialize(&server.url);
+    let body = r#"{"jsonrpc":"2.0","id":9,"method":"resources/list","params":{"cursor":5}}"#;
+    let (status, _, answer) = raw_exchange(&server.url, "POST", session.as_deref(), "", body);
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(answer.trim()).expect("a JSON answer");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(answer["id"], 9, "{answer}");
 }
 
 /// A stdio line that is not JSON is answered with a -32700 parse error
