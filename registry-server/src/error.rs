@@ -124,6 +124,7 @@ fn store_status(e: &StoreError) -> StatusCode {
         | StoreError::Pool(_)
         | StoreError::ObjectStore(_)
         | StoreError::Io { .. }
+        | StoreError::Dir { .. }
         | StoreError::Task(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

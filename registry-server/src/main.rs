@@ -10,6 +10,7 @@ mod audit;
 mod auth;
 mod config;
 mod error;
+mod gc;
 mod keys;
 mod migrate;
 mod npm;
@@ -82,6 +83,22 @@ enum Cmd {
         /// --max-entries`).
         #[arg(long, default_value_t = 10_000)]
         max_entries: u64,
+    },
+    /// List blobs that no version references (left by a publish killed
+    /// between storing its blob and its row), with sizes and a total;
+    /// `--delete` removes them. Only blobs older than `--older-than` are
+    /// considered, so a publish in flight on another replica keeps its
+    /// blob. Safe beside running servers.
+    Gc {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Delete the blobs listed; without it nothing is changed.
+        #[arg(long)]
+        delete: bool,
+        /// Grace period in seconds: younger unreferenced blobs may belong
+        /// to a publish in flight and are left alone.
+        #[arg(long, value_name = "SECS", default_value_t = 3600)]
+        older_than: u64,
     },
 }
 
@@ -298,6 +315,11 @@ fn run() -> Result<()> {
                 max_unpacked,
                 max_entries,
             } => rescan(store, max_unpacked, max_entries).await,
+            Cmd::Gc {
+                store,
+                delete,
+                older_than,
+            } => gc(store, delete, older_than).await,
         }
     })
 }
@@ -447,6 +469,55 @@ async fn rescan(store: StoreArgs, max_unpacked: u64, max_entries: u64) -> Result
         );
     }
     Ok(())
+}
+
+async fn gc(store: StoreArgs, delete: bool, older_than: u64) -> Result<()> {
+    let cfg = store.resolve()?;
+    let meta = cfg.open_meta().await?;
+    let blobs = cfg.open_blob_store().await?;
+    let grace = std::time::Duration::from_secs(older_than);
+    let report = gc::run(meta.as_ref(), blobs.as_ref(), grace, delete).await?;
+    print!("{}", render_gc(&report, delete, older_than));
+    Ok(())
+}
+
+/// The `gc` output: one line per unreferenced blob (checksum, size,
+/// whether deleted), then a summary.
+fn render_gc(report: &gc::Report, delete: bool, older_than: u64) -> String {
+    let mut out = String::new();
+    for b in &report.orphans {
+        let kept = delete && !report.deleted.contains(&b.sum);
+        let note = if kept {
+            "\tkept (stored again meanwhile)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("{}\t{} bytes{note}\n", b.sum, b.size));
+    }
+    let n = report.orphans.len();
+    let bytes = report.orphan_bytes();
+    if delete {
+        let freed: u64 = report
+            .orphans
+            .iter()
+            .filter(|b| report.deleted.contains(&b.sum))
+            .map(|b| b.size)
+            .sum();
+        out.push_str(&format!(
+            "deleted {} unreferenced blob(s), {freed} bytes",
+            report.deleted.len()
+        ));
+    } else {
+        out.push_str(&format!("{n} unreferenced blob(s), {bytes} bytes"));
+        if n > 0 {
+            out.push_str("; run with --delete to remove them");
+        }
+    }
+    out.push_str(&format!(
+        " ({} blob(s) stored; {} unreferenced within the last {older_than} s left alone)\n",
+        report.stored, report.recent
+    ));
+    out
 }
 
 async fn key_command(cmd: KeyCmd) -> Result<()> {

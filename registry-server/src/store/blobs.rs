@@ -6,7 +6,7 @@
 //! database row that points at it commits, so after a crash every indexed
 //! version has its bytes (at worst an unreferenced blob is left behind).
 
-use super::{BlobStore, BlobStream, StoreError, StoreResult};
+use super::{BlobStore, BlobStream, StoreError, StoreResult, StoredBlob};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
@@ -62,6 +62,48 @@ impl BlobStore for Blobs {
             len,
             chunks: tokio_util::io::ReaderStream::with_capacity(file, CHUNK).boxed(),
         }))
+    }
+    async fn list(&self) -> StoreResult<Vec<StoredBlob>> {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || me.list_files())
+            .await?
+            .map_err(|source| StoreError::Dir {
+                dir: self.dir.clone(),
+                source,
+            })
+    }
+    async fn stat(&self, sum: &Checksum) -> StoreResult<Option<StoredBlob>> {
+        match tokio::fs::metadata(self.path(sum)).await {
+            Ok(m) => Ok(Some(file_blob(*sum, &m))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io { sum: *sum, source }),
+        }
+    }
+    async fn delete(&self, sum: &Checksum) -> StoreResult<()> {
+        match tokio::fs::remove_file(self.path(sum)).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(StoreError::Io { sum: *sum, source }),
+        }
+    }
+}
+
+/// The checksum a blob's file or object name is exactly the hex of.
+fn blob_name(name: &str) -> Option<Checksum> {
+    Checksum::parse(name).ok().filter(|s| s.hex() == name)
+}
+
+/// A blob file's size and modification time.
+fn file_blob(sum: Checksum, m: &std::fs::Metadata) -> StoredBlob {
+    let modified = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64);
+    StoredBlob {
+        sum,
+        size: m.len(),
+        modified,
     }
 }
 
@@ -156,10 +198,15 @@ impl S3Blobs {
     }
 
     fn key(&self, sum: &Checksum) -> ObjectPath {
+        self.blob_dir().child(sum.hex())
+    }
+
+    /// `prefix/blobs`, the "directory" every blob is under.
+    fn blob_dir(&self) -> ObjectPath {
         if self.prefix.is_empty() {
-            ObjectPath::from(format!("blobs/{}", sum.hex()))
+            ObjectPath::from("blobs")
         } else {
-            ObjectPath::from(format!("{}/blobs/{}", self.prefix, sum.hex()))
+            ObjectPath::from(format!("{}/blobs", self.prefix))
         }
     }
 
@@ -224,6 +271,41 @@ impl BlobStore for S3Blobs {
             chunks: r.into_stream().map_err(std::io::Error::other).boxed(),
         }))
     }
+    async fn list(&self) -> StoreResult<Vec<StoredBlob>> {
+        let dir = self.blob_dir();
+        let mut out = Vec::new();
+        let mut objects = self.store.list(Some(&dir));
+        while let Some(meta) = objects.try_next().await? {
+            if let Some(b) = object_blob(&meta) {
+                out.push(b);
+            }
+        }
+        Ok(out)
+    }
+    async fn stat(&self, sum: &Checksum) -> StoreResult<Option<StoredBlob>> {
+        match self.store.head(&self.key(sum)).await {
+            Ok(meta) => Ok(object_blob(&meta)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+    async fn delete(&self, sum: &Checksum) -> StoreResult<()> {
+        match self.store.delete(&self.key(sum)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// An object's checksum (from its name), size and time of last write;
+/// `None` for an object not named by a checksum.
+fn object_blob(meta: &object_store::ObjectMeta) -> Option<StoredBlob> {
+    let sum = blob_name(meta.location.filename()?)?;
+    Some(StoredBlob {
+        sum,
+        size: meta.size,
+        modified: meta.last_modified.timestamp(),
+    })
 }
 
 #[derive(Debug, Clone)]
@@ -272,12 +354,35 @@ impl Blobs {
         self.dir.join(sum.hex())
     }
 
+    /// The blob files, skipping names that are not checksums. Blocking.
+    fn list_files(&self) -> std::io::Result<Vec<StoredBlob>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let Some(sum) = entry.file_name().to_str().and_then(blob_name) else {
+                continue;
+            };
+            match entry.metadata() {
+                Ok(m) if m.is_file() => out.push(file_blob(sum, &m)),
+                Ok(_) => {}
+                // Deleted since the directory was read.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
     /// Stores `bytes` under `sum` durably. Blocking.
     pub fn store(&self, sum: &Checksum, bytes: &[u8]) -> std::io::Result<()> {
         let dest = self.path(sum);
-        if dest.is_file() {
+        match std::fs::File::options().write(true).open(&dest) {
             // Same name, same content: only ever renamed into place whole.
-            return Ok(());
+            // Its time is renewed, so that `gc` sees a blob a publish is
+            // about to reference as new, not as an old orphan.
+            Ok(f) => return f.set_modified(std::time::SystemTime::now()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
         }
         let mut tmp = tempfile::Builder::new()
             .prefix(".blob-")

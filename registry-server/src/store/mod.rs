@@ -60,6 +60,12 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    #[error("blob directory {}", dir.display())]
+    Dir {
+        dir: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("storage task")]
     Task(#[from] tokio::task::JoinError),
 }
@@ -161,6 +167,25 @@ pub trait BlobStore: Send + Sync + 'static {
     /// The bytes stored under `sum` as a stream of bounded chunks, so
     /// serving a download holds one chunk, not the tarball, per client.
     async fn open(&self, sum: &Checksum) -> StoreResult<Option<BlobStream>>;
+    /// Every stored blob with its size and age, in no particular order,
+    /// for `gc`. Objects whose names are not checksums are left out.
+    async fn list(&self) -> StoreResult<Vec<StoredBlob>>;
+    /// One blob's size and age, `None` when absent: `gc` looks again
+    /// right before deleting, in case a publish has just stored the same
+    /// bytes (which makes the blob new again).
+    async fn stat(&self, sum: &Checksum) -> StoreResult<Option<StoredBlob>>;
+    /// Deletes the blob stored under `sum`; absent is fine.
+    async fn delete(&self, sum: &Checksum) -> StoreResult<()>;
+}
+
+/// A stored blob as `gc` sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredBlob {
+    pub sum: Checksum,
+    pub size: u64,
+    /// When it was last stored (Unix seconds): storing bytes that are
+    /// already there renews it.
+    pub modified: i64,
 }
 
 /// A stored blob being read: its length and its chunks.
@@ -272,7 +297,7 @@ pub struct FullVersion {
     pub audit: Option<String>,
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

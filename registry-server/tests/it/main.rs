@@ -4,6 +4,7 @@
 mod common;
 
 mod audit;
+mod gc;
 mod hardening;
 mod kill;
 mod npm;

@@ -21,17 +21,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// One fresh database and blob prefix on the shared services.
-struct Shared {
+/// One fresh database and blob prefix on the shared services (also used
+/// by `gc.rs`).
+pub(crate) struct Shared {
     admin: String,
     db_name: String,
-    database: String,
+    pub(crate) database: String,
     blobs: String,
 }
 
 impl Shared {
     /// `None` (after saying why) when the services are not configured.
-    async fn new(test: &str) -> Option<Shared> {
+    pub(crate) async fn new(test: &str) -> Option<Shared> {
         let (admin, s3) = common::services(test)?;
         static SEQ: AtomicUsize = AtomicUsize::new(0);
         let nanos = std::time::SystemTime::now()
@@ -61,7 +62,7 @@ impl Shared {
         })
     }
 
-    fn args(&self) -> Vec<String> {
+    pub(crate) fn args(&self) -> Vec<String> {
         vec![
             "--database".into(),
             self.database.clone(),
@@ -70,11 +71,11 @@ impl Shared {
         ]
     }
 
-    fn token(&self, user: &str) -> String {
+    pub(crate) fn token(&self, user: &str) -> String {
         common::token_in(&["--database".into(), self.database.clone().into()], user)
     }
 
-    async fn drop_db(self) {
+    pub(crate) async fn drop_db(self) {
         let (client, conn) = tokio_postgres::connect(&self.admin, tokio_postgres::NoTls)
             .await
             .expect("connect");
