@@ -23,6 +23,9 @@ S3S_VERSION=0.14.1
 PG_DATA=$DIR/pg/data
 PG_SOCK=$DIR/pg/sock
 PG_LOG=$DIR/pg/log
+# The server's TLS certificate (for DNS:localhost only, so a test can tell
+# verify-ca from verify-full by connecting to 127.0.0.1) and its CA.
+PG_TLS=$DIR/pg-tls
 S3_ROOT=$DIR/s3
 S3_PID=$DIR/s3s-fs.pid
 S3_LOG=$DIR/s3s-fs.log
@@ -83,9 +86,30 @@ start_pg() {
     if as_pg "$bin/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1; then
         return 0
     fi
-    log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
+    make_pg_tls
+    log "starting PostgreSQL on 127.0.0.1:$PG_PORT (TLS offered)"
     as_pg "$bin/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 start \
-        -o "-p $PG_PORT -k $PG_SOCK -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off" >/dev/null
+        -o "-p $PG_PORT -k $PG_SOCK -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c ssl=on -c ssl_cert_file=$PG_TLS/server.crt -c ssl_key_file=$PG_TLS/server.key" >/dev/null
+}
+
+# A CA and a server certificate for PostgreSQL, made once per services
+# directory with openssl.
+make_pg_tls() {
+    [ -s "$PG_TLS/server.crt" ] && return 0
+    command -v openssl >/dev/null 2>&1 || apt_install openssl
+    mkdir -p "$PG_TLS"
+    chmod 755 "$PG_TLS"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=skillpm test CA" \
+        -keyout "$PG_TLS/ca.key" -out "$PG_TLS/ca.crt" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+        -keyout "$PG_TLS/server.key" -out "$PG_TLS/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+        >"$PG_TLS/server.ext"
+    openssl x509 -req -in "$PG_TLS/server.csr" -CA "$PG_TLS/ca.crt" -CAkey "$PG_TLS/ca.key" \
+        -CAcreateserial -days 3650 -extfile "$PG_TLS/server.ext" -out "$PG_TLS/server.crt" 2>/dev/null
+    chmod 600 "$PG_TLS/server.key"
+    chmod 644 "$PG_TLS/ca.crt" "$PG_TLS/server.crt"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$PG_TLS/server.key" "$PG_TLS/server.crt"; fi
 }
 
 stop_pg() {
@@ -141,6 +165,7 @@ stop_s3() {
 print_env() {
     cat <<EOF
 export SKILLPM_TEST_POSTGRES=postgres://postgres@127.0.0.1:$PG_PORT/postgres
+export SKILLPM_TEST_POSTGRES_CA=$PG_TLS/ca.crt
 export SKILLPM_TEST_S3=s3://$S3_BUCKET
 export AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT
 export AWS_REGION=us-east-1

@@ -19,9 +19,10 @@ use anyhow::Context;
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{GenericClient, NoTls, Transaction};
+use tokio_postgres::{GenericClient, Transaction};
 
 mod schema;
+mod tls;
 
 /// Advisory lock held by a first publish while it checks and takes a new
 /// name, so two replicas cannot each admit one of two look-alike names
@@ -54,12 +55,10 @@ fn describe(url: &str) -> String {
 impl PgStore {
     /// Connects and brings the schema up to date.
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
-        let cfg: tokio_postgres::Config = url
-            .parse()
-            .with_context(|| format!("invalid database URL {}", describe(url)))?;
+        let (cfg, tls) = tls::connect_config(url)?;
         let mgr = Manager::from_config(
             cfg,
-            NoTls,
+            tls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -88,13 +87,11 @@ impl PgStore {
     /// credentials. Returns whether it created it; when it cannot, the
     /// error says in one line how to create it by hand.
     pub async fn create_database_if_missing(url: &str) -> anyhow::Result<bool> {
-        let cfg: tokio_postgres::Config = url
-            .parse()
-            .with_context(|| format!("invalid database URL {}", describe(url)))?;
+        let (cfg, tls) = tls::connect_config(url)?;
         let Some(db) = cfg.get_dbname().map(str::to_string) else {
             return Ok(false);
         };
-        match cfg.connect(NoTls).await {
+        match cfg.connect(tls.clone()).await {
             Ok(_) => return Ok(false),
             Err(e) if e.code() == Some(&SqlState::INVALID_CATALOG_NAME) => {}
             Err(e) => {
@@ -110,7 +107,7 @@ impl PgStore {
         );
         let mut admin = cfg.clone();
         admin.dbname("postgres");
-        let (client, conn) = admin.connect(NoTls).await.map_err(|e| {
+        let (client, conn) = admin.connect(tls).await.map_err(|e| {
             anyhow::anyhow!("database {db:?} does not exist and the server's `postgres` database is not reachable to create it ({e}); {how}")
         })?;
         let task = tokio::spawn(conn);

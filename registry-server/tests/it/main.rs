@@ -8,6 +8,7 @@ mod gc;
 mod hardening;
 mod kill;
 mod npm;
+mod postgres_tls;
 mod scale;
 mod server;
 mod signing;
