@@ -4,6 +4,7 @@ Each benchmark times real commands as whole processes, several runs after a
 warm-up, and reports medians and the ratio to a baseline measured in the same
 run, so figures hold when the machine's speed drifts.
 """
+import json
 import os
 import statistics
 import subprocess
@@ -85,3 +86,22 @@ def isolated_env(tmp, cache=True):
         env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
     os.makedirs(env["HOME"], exist_ok=True)
     return env
+
+
+def line_rpc(p):
+    """JSON-RPC on a process's stdin and stdout, one JSON line each way
+    (MCP's stdio transport): returns `rpc(method, params=None, note=False)`,
+    which answers with the raw response line, or None for a notification."""
+    ids = iter(range(1, 1 << 30))
+
+    def rpc(method, params=None, note=False):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        if not note:
+            msg["id"] = next(ids)
+        p.stdin.write((json.dumps(msg) + "\n").encode())
+        p.stdin.flush()
+        return None if note else p.stdout.readline()
+
+    return rpc

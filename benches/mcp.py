@@ -20,7 +20,6 @@ Needs: python3 -m pip install 'fastmcp-slim[client]==4.1.6' mcp==2.3.0
 Run: python3 benches/mcp.py   (SKILLPM_BIN=path skips the release build)
 """
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -41,7 +40,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
 # After the SDKs: search.py puts this directory first on sys.path again.
-from common import isolated_env, skillpm_bin  # noqa: E402
+from common import isolated_env, line_rpc, skillpm_bin  # noqa: E402
 from search import make_tree, queries  # noqa: E402
 
 
@@ -84,17 +83,7 @@ def wire(exe, project, env, qs, rounds):
     server's own cost plus the pipe, without any client library."""
     p = subprocess.Popen([exe, "-C", project, "mcp"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    ids = iter(range(1, 1 << 30))
-
-    def rpc(method, params=None, note=False):
-        msg = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        if not note:
-            msg["id"] = next(ids)
-        p.stdin.write((json.dumps(msg) + "\n").encode())
-        p.stdin.flush()
-        return None if note else p.stdout.readline()
+    rpc = line_rpc(p)
 
     rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                        "clientInfo": {"name": "bench", "version": "0"}})

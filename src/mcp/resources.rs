@@ -78,6 +78,11 @@ pub struct Snapshot {
     pub search: SearchIndex,
     /// The `skills/list` entries, sorted by URI.
     pub listed: Vec<rmcp::model::Skill>,
+    /// The `resources/list` entries, sorted by URI: made on the first
+    /// request rather than before the server answers `initialize`, and
+    /// once rather than for each page (20 000 entries over 10 000 skills,
+    /// each file's bytes checked for text, were most of a page's time).
+    pub resources: std::sync::OnceLock<Vec<rmcp::model::Resource>>,
     /// Something changed on disk while this snapshot was read; the watcher
     /// builds again before serving it.
     pub unsettled: bool,

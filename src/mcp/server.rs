@@ -352,9 +352,14 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let mut all = resources(&self.snapshot());
-        all.sort_by(|a, b| a.uri.cmp(&b.uri));
-        let (items, next) = page(&all, |r| r.uri.as_str(), cursor(&request)?);
+        let after = cursor(&request)?;
+        let snap = self.snapshot();
+        let all = snap.resources.get_or_init(|| {
+            let mut all = resources(&snap);
+            all.sort_by(|a, b| a.uri.cmp(&b.uri));
+            all
+        });
+        let (items, next) = page(all, |r| r.uri.as_str(), after);
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
         Ok(result)
