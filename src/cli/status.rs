@@ -27,20 +27,20 @@ pub fn run(env: &Environment, json: bool, agent: Option<&str>, all_agents: bool)
         })?),
         None => None,
     };
-    let mut cat = match agent {
+    let (mut cat, too_deep) = match agent {
         Some(a) => agent_view::catalog(env, a),
-        None => catalog::Catalog::build(env)?,
+        None => (catalog::Catalog::build(env)?, Vec::new()),
     };
     ops::annotate_installed(&mut cat);
     if json {
         let mut doc = cat.to_json();
         if let (Some(a), Some(obj)) = (agent, doc.as_object_mut()) {
-            obj.insert("agent".into(), agent_view::describe_json(a));
+            obj.insert("agent".into(), agent_view::describe_json(a, &too_deep));
         }
         return print(&render::json(&doc)?);
     }
     if let Some(a) = agent {
-        print(&agent_view::describe(a))?;
+        print(&agent_view::describe(a, &too_deep))?;
     }
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     write_stdout(&render::paint(&catalog::render_human(&cat), color))

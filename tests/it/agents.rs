@@ -512,3 +512,58 @@ fn init_detects_agents_and_proposes_them_as_targets() {
     let plain = std::fs::read_to_string(g.project.join("skills.toml")).unwrap();
     assert!(!plain.contains("already uses"), "{plain}");
 }
+
+/// Claude Code finds `<root>/<name>/SKILL.md` only: `status --agent
+/// claude-code` leaves out a skill in a group directory and one inside
+/// another skill, and says so (by name in the header, in `--json` under
+/// the agent), while an agent that finds nested skills (Cursor, reading
+/// the same root) shows them; the matrix agrees.
+#[test]
+fn status_agent_leaves_out_nested_skills_an_agent_does_not_find() {
+    let f = Fixture::new();
+    f.write(&f.project, "skills.toml", "[skills]\n");
+    let root = f.project.join(".claude/skills");
+    f.skill(&root, "top", "description: top level", "");
+    f.skill(&root, "top/sub", "description: inside a skill", "");
+    f.skill(&root, "group/inner", "description: in a group", "");
+
+    let claude = json(&f.ok(&["status", "--agent", "claude-code", "--json"]));
+    let cmds: Vec<String> = states(&claude).into_iter().map(|s| s.0).collect();
+    assert_eq!(cmds, ["top"]);
+    assert_eq!(claude["agent"]["depth"], "top-level");
+    assert_eq!(
+        claude["agent"]["not_found_nested"],
+        serde_json::json!(["group/inner", "top/sub"])
+    );
+    let human = f.ok(&["status", "--agent", "claude-code"]);
+    assert!(
+        human.contains(
+            "Not found by Claude Code: 2 nested skill(s), as it reads <root>/<name>/SKILL.md only: group/inner, top/sub"
+        ),
+        "{human}"
+    );
+
+    let cursor = json(&f.ok(&["status", "--agent", "cursor", "--json"]));
+    let cmds: Vec<String> = states(&cursor).into_iter().map(|s| s.0).collect();
+    assert_eq!(cmds, ["group/inner", "top", "top/sub"]);
+    assert_eq!(cursor["agent"]["depth"], "nested");
+    assert_eq!(cursor["agent"]["not_found_nested"], serde_json::json!([]));
+
+    let m = json(&f.ok(&["status", "--agents", "--json"]));
+    let col = |agent: &str| {
+        m["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|a| a == agent)
+            .unwrap()
+    };
+    let row = m["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["command"] == "group/inner")
+        .unwrap();
+    assert_eq!(row["cells"][col("claude-code")]["state"], "absent");
+    assert_eq!(row["cells"][col("cursor")]["state"], "eligible");
+}

@@ -3,7 +3,7 @@
 //! agent. skillpm's own config (`[engine] roots`, `disabled`) is skillpm's,
 //! not the agent's, so it plays no part here.
 
-use crate::agents::{Agent, AGENTS};
+use crate::agents::{Agent, Depth, AGENTS};
 use crate::catalog::{Catalog, State};
 use crate::config::read_engine_table;
 use crate::config::Environment;
@@ -47,9 +47,34 @@ pub fn layout(env: &Environment, agent: &Agent) -> Layout {
     }
 }
 
-/// The catalog exactly as `agent` sees it.
-pub fn catalog(env: &Environment, agent: &Agent) -> Catalog {
-    Catalog::build_from(env, layout(env, agent), Some(agent.dialect))
+/// The catalog exactly as `agent` sees it, and the commands of the
+/// skills in its roots that it does not look deep enough to find, sorted.
+pub fn catalog(env: &Environment, agent: &Agent) -> (Catalog, Vec<String>) {
+    let mut cat = Catalog::build_from(env, layout(env, agent), Some(agent.dialect));
+    let too_deep = drop_too_deep(agent, &mut cat);
+    (cat, too_deep)
+}
+
+/// Takes out of `cat` the skills `agent` does not find: for a
+/// [`Depth::TopLevel`] agent, every nested skill (a command is the path
+/// below its root, so a nested one holds a `/`). Returns their commands,
+/// sorted, each once.
+fn drop_too_deep(agent: &Agent, cat: &mut Catalog) -> Vec<String> {
+    if agent.depth == Depth::Nested {
+        return Vec::new();
+    }
+    let mut gone = BTreeSet::new();
+    cat.skills.retain(|s| {
+        let deep = s.command.contains('/');
+        if deep {
+            gone.insert(s.command.clone());
+        }
+        !deep
+    });
+    for s in &mut cat.skills {
+        s.needed_by.retain(|c| !gone.contains(c));
+    }
+    gone.into_iter().collect()
 }
 
 /// One cell of the matrix.
@@ -83,13 +108,16 @@ pub struct Matrix {
 }
 
 pub fn matrix(env: &Environment) -> Matrix {
-    let cats = Catalog::build_many(
+    let mut cats = Catalog::build_many(
         env,
         AGENTS
             .iter()
             .map(|a| (layout(env, a), Some(a.dialect)))
             .collect(),
     );
+    for (cat, agent) in cats.iter_mut().zip(AGENTS) {
+        drop_too_deep(agent, cat);
+    }
     let commands: BTreeSet<&str> = cats
         .iter()
         .flat_map(|c| c.skills.iter().map(|s| s.command.as_str()))
@@ -179,9 +207,13 @@ impl Matrix {
     }
 }
 
+/// How many nested skills the header names before "and N more".
+const SHOWN_TOO_DEEP: usize = 10;
+
 /// The header `status --agent` prints above the catalog: who, where it is
-/// documented, and which keys decide eligibility.
-pub fn describe(agent: &Agent) -> String {
+/// documented, which keys decide eligibility, and the skills in its roots
+/// it does not find (`too_deep`, from [`catalog`]).
+pub fn describe(agent: &Agent, too_deep: &[String]) -> String {
     let dialect = if agent.dialect.is_empty() {
         "none (every valid skill is offered; requirement keys are ignored)".to_string()
     } else {
@@ -201,16 +233,34 @@ pub fn describe(agent: &Agent) -> String {
             "Plugins: it installs plugins itself from {file}; skills skillpm adds from a plugin are plain skills to it\n"
         ));
     }
+    if !too_deep.is_empty() {
+        let mut names = too_deep
+            .iter()
+            .take(SHOWN_TOO_DEEP)
+            .map(|c| skillpm_core::text::sanitize(c))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if too_deep.len() > SHOWN_TOO_DEEP {
+            names.push_str(&format!(", and {} more", too_deep.len() - SHOWN_TOO_DEEP));
+        }
+        out.push_str(&format!(
+            "Not found by {}: {} nested skill(s), as it reads <root>/<name>/SKILL.md only: {names}\n",
+            agent.display,
+            too_deep.len()
+        ));
+    }
     out
 }
 
 /// [`describe`] as JSON, added to `status --json` under `"agent"`.
-pub fn describe_json(agent: &Agent) -> serde_json::Value {
+pub fn describe_json(agent: &Agent, too_deep: &[String]) -> serde_json::Value {
     serde_json::json!({
         "id": agent.id,
         "name": agent.display,
         "install": agent.install,
         "dialect": agent.dialect.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+        "depth": agent.depth.as_str(),
+        "not_found_nested": too_deep,
         "source": agent.source,
         "plugins": agent.plugins,
     })

@@ -110,6 +110,26 @@ impl AgentRoot {
     }
 }
 
+/// How deep below a root an agent looks for skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// `<root>/<name>/SKILL.md` only: a skill in a group directory
+    /// (`<root>/group/name/SKILL.md`) or inside another skill is not one
+    /// to this agent.
+    TopLevel,
+    /// Nested skills too, as skillpm's own discovery finds them.
+    Nested,
+}
+
+impl Depth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Depth::TopLevel => "top-level",
+            Depth::Nested => "nested",
+        }
+    }
+}
+
 /// One agent's documented skill layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Agent {
@@ -125,6 +145,8 @@ pub struct Agent {
     pub install: &'static str,
     /// The frontmatter keys it honours for eligibility.
     pub dialect: &'static [Key],
+    /// Whether it finds skills nested below a root's top level.
+    pub depth: Depth,
     /// Where the roots, their order and the dialect are documented.
     pub source: &'static str,
     /// What the documentation leaves open, said once for the book.
@@ -190,6 +212,7 @@ pub const AGENTS: &[Agent] = &[
         ],
         install: SHARED,
         dialect: &[],
+        depth: Depth::Nested,
         source: "https://ampcode.com/manual#agent-skills",
         note: "reads name and description only",
         detect: &[".amp"],
@@ -203,8 +226,11 @@ pub const AGENTS: &[Agent] = &[
         roots: &[project(".claude/skills"), user(".claude/skills")],
         install: ".claude/skills",
         dialect: &[Key::DisableModelInvocation],
+        // `.claude/skills/<skill-name>/SKILL.md`; skills in subdirectories
+        // are not found (anthropics/claude-code#18192, #28266).
+        depth: Depth::TopLevel,
         source: "https://code.claude.com/docs/en/skills",
-        note: "personal skills win over project skills; does not read .agents/skills",
+        note: "personal skills win over project skills; does not read .agents/skills; finds <root>/<name>/SKILL.md only, not nested skills",
         detect: &[".claude", "CLAUDE.md"],
         plugins: Some(".claude-plugin/marketplace.json"),
     },
@@ -214,6 +240,7 @@ pub const AGENTS: &[Agent] = &[
         roots: &[user(".agents/skills"), project(".agents/skills")],
         install: SHARED,
         dialect: &[],
+        depth: Depth::Nested,
         source: "https://developers.openai.com/codex/skills",
         note: "repository skills over user skills; eligibility lives in agents/openai.yaml, not SKILL.md",
         detect: &[".codex"],
@@ -234,6 +261,7 @@ pub const AGENTS: &[Agent] = &[
         ],
         install: SHARED,
         dialect: &[Key::DisableModelInvocation],
+        depth: Depth::Nested,
         source: "https://cursor.com/docs/skills",
         note: "precedence between its directories is not documented",
         detect: &[".cursor", ".cursorrules"],
@@ -250,6 +278,7 @@ pub const AGENTS: &[Agent] = &[
         ],
         install: SHARED,
         dialect: &[],
+        depth: Depth::Nested,
         source: "https://geminicli.com/docs/cli/using-agent-skills/",
         note: "workspace over user; within a tier the .agents/skills alias wins",
         detect: &[".gemini", "GEMINI.md"],
@@ -268,6 +297,7 @@ pub const AGENTS: &[Agent] = &[
         ],
         install: SHARED,
         dialect: &[],
+        depth: Depth::Nested,
         source: "https://docs.github.com/en/copilot/how-tos/copilot-cli/customize-copilot/create-skills",
         note: "precedence between its directories is not documented",
         detect: &[".github/skills", ".github/copilot-instructions.md"],
@@ -290,6 +320,7 @@ pub const AGENTS: &[Agent] = &[
         ],
         install: SHARED,
         dialect: &[],
+        depth: Depth::Nested,
         source: "https://block.github.io/goose/docs/guides/context-engineering/using-skills",
         note: "later directories win; .goose and .claude are read for backward compatibility",
         detect: &[".goose", ".goosehints"],
@@ -306,6 +337,7 @@ pub const AGENTS: &[Agent] = &[
         ],
         install: SHARED,
         dialect: &[Key::OpenclawMetadata, Key::DisableModelInvocation],
+        depth: Depth::Nested,
         source: "https://docs.openclaw.ai/tools/skills",
         note: "the project is OpenClaw's workspace; <workspace>/skills wins over everything",
         detect: &[".openclaw"],
@@ -325,6 +357,7 @@ pub const AGENTS: &[Agent] = &[
         ],
         install: SHARED,
         dialect: &[],
+        depth: Depth::Nested,
         source: "https://opencode.ai/docs/skills",
         note: "unknown frontmatter keys are ignored; precedence between its directories is not documented",
         detect: &[".opencode", "opencode.json"],
