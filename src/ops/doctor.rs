@@ -464,8 +464,8 @@ fn download(
         }
     }
     let placed = place(&bytes, want.archive, want.bins, bin)?;
-    if let (Some(project), Some(lock), Some(name), Some(None)) = (project, lock, name, locked) {
-        record(project, lock, name, url, got.clone())?;
+    if let (Some(project), Some(name), Some(None)) = (project, name, locked) {
+        record(project, name, url, got.clone())?;
     }
     Ok(format!(
         "downloaded {} (sha256 {}) to {}",
@@ -578,17 +578,22 @@ fn write_executable(target: &Path, data: &[u8]) -> std::io::Result<()> {
 /// Records a first download of a locked skill's tool in skills.lock.
 fn record(
     project: &Project,
-    mut lock: crate::project::lockfile::Lockfile,
     skill: SkillName,
     url: WellKnownUrl,
     sha256: String,
 ) -> std::result::Result<(), String> {
-    // Concurrent skillpm runs on the project wait for each other.
+    // Concurrent skillpm runs on the project wait for each other, and the
+    // lock is read again under the guard, so what they wrote is kept.
     let cache = crate::cache::Cache::default_dir().map(crate::cache::Cache::new);
     let _guard = cache
         .map(|c| project.lock(&c))
         .transpose()
         .map_err(|e| e.to_string())?;
+    let mut lock = project.read_lock().map_err(|e| e.to_string())?;
+    if lock.get(&skill).is_none() {
+        // Removed meanwhile: nothing to pin it to.
+        return Ok(());
+    }
     lock.record_download(LockedDownload { skill, url, sha256 });
     crate::fs::write_atomic(&project.lock_path, &lock.to_toml_string())
         .map_err(|e| format!("could not record the download in skills.lock: {e}"))
