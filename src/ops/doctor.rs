@@ -258,13 +258,15 @@ pub fn invocation(step: &Step, tools_dir: &Path) -> Option<Invocation> {
             a.push(name.clone());
             ("brew", a, vec![])
         }
+        // npm puts a global prefix's commands in `PREFIX/bin`, but on
+        // Windows in `PREFIX` itself: there the prefix is the `bin`.
         Step::Npm { package } => (
             "npm",
             vec![
                 "install".into(),
                 "--global".into(),
                 "--prefix".into(),
-                dir(tools_dir),
+                dir(if cfg!(windows) { &bin } else { tools_dir }),
                 package.clone(),
             ],
             vec![],
