@@ -39,8 +39,16 @@ enum Mode {
 /// The connection settings and TLS connector for a database URL.
 pub fn connect_config(url: &str) -> anyhow::Result<(tokio_postgres::Config, MakeRustlsConnect)> {
     let shown = super::describe(url);
-    let mut parsed =
-        url::Url::parse(url).with_context(|| format!("invalid database URL {shown}"))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        // libpq's `key=value` form, which tokio-postgres reads itself:
+        // `sslmode` up to `require`, certificates unchecked.
+        let config: tokio_postgres::Config = url
+            .parse()
+            .with_context(|| format!("invalid database URL {shown}"))?;
+        let tls = client_config(provider.clone(), Arc::new(Unchecked(provider)))?;
+        return Ok((config, MakeRustlsConnect::new(tls)));
+    };
     let mut mode = Mode::Prefer;
     let mut root_file = None;
     let mut rest = Vec::new();
@@ -81,7 +89,6 @@ pub fn connect_config(url: &str) -> anyhow::Result<(tokio_postgres::Config, Make
             tokio_postgres::config::SslMode::Require
         }
     });
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
         Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(Unchecked(provider.clone())),
         Mode::VerifyCa | Mode::VerifyFull => {
@@ -95,13 +102,20 @@ pub fn connect_config(url: &str) -> anyhow::Result<(tokio_postgres::Config, Make
             }
         }
     };
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
+    let tls = client_config(provider, verifier)?;
+    Ok((config, MakeRustlsConnect::new(tls)))
+}
+
+fn client_config(
+    provider: Arc<CryptoProvider>,
+    verifier: Arc<dyn ServerCertVerifier>,
+) -> anyhow::Result<rustls::ClientConfig> {
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .context("TLS set-up")?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
-    Ok((config, MakeRustlsConnect::new(tls)))
+        .with_no_client_auth())
 }
 
 /// `sslrootcert`'s certificates, else the system's.
@@ -244,6 +258,10 @@ mod tests {
         assert_eq!(c.get_ssl_mode(), tokio_postgres::config::SslMode::Prefer);
         let (c, _) = connect_config("postgres://u@h/db?sslmode=disable").unwrap();
         assert_eq!(c.get_ssl_mode(), tokio_postgres::config::SslMode::Disable);
+        // libpq's key=value form still reads as tokio-postgres reads it.
+        let (c, _) = connect_config("host=127.0.0.1 user=u dbname=db sslmode=require").unwrap();
+        assert_eq!(c.get_ssl_mode(), tokio_postgres::config::SslMode::Require);
+        assert_eq!(c.get_dbname(), Some("db"));
         let err = |url: &str| match connect_config(url) {
             Ok(_) => panic!("{url} was accepted"),
             Err(e) => e.to_string(),
