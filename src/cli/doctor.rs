@@ -54,7 +54,7 @@ pub fn run(env: &Environment, req: &Request) -> Result<ExitCode> {
     // The plan goes to stderr under --json, so stdout stays one document.
     let plan = report(&checkup);
     match req.json {
-        true => eprint!("{plan}"),
+        true => super::output::eprint_line(plan.trim_end()),
         false => print(&plan)?,
     }
     if !req.yes && !confirm(steps)? {

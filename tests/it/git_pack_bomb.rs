@@ -134,7 +134,7 @@ const COMB_LEVELS: u32 = 72;
 /// its own, so every object is as large and each delta a few bytes. The
 /// leaf comes first, so a resolver working depth first takes the next
 /// level before it and keeps every level's object for its waiting leaf:
-/// about 600 MiB held for a pack of 12 KB.
+/// hundreds of times the pack's size in memory.
 fn comb_pack() -> Vec<u8> {
     let mut p = pack_header(1 + 2 * COMB_LEVELS);
     let mut base_at = p.len();
@@ -555,8 +555,7 @@ fn a_fetch_into_an_existing_clone_is_held_to_the_same_caps() {
     assert_eq!(server.fetches(), 0, "{:?}", server.seen.lock().unwrap());
 }
 
-/// A "delta comb" of 145 objects of 8 MiB (12 KB on the wire)
-/// would have the resolver hold every level's object for its waiting
+/// A "delta comb" (see `comb_pack`) would have the resolver hold every level's object for its waiting
 /// leaf. Its worst case is worked out from the pack's entry headers
 /// before anything is resolved, and the pack refused in one line, with
 /// the client's memory far below what the comb would hold; the kill

@@ -6,8 +6,8 @@
 //! until the last of them is resolved. A per-object cap (`allocLimit`)
 //! does not bound the whole: a "delta comb" of a few kilobytes (at each
 //! level, a leaf left waiting while the next level is resolved first)
-//! keeps every level's object at once, 977 MB for 241 objects of 8 MiB,
-//! and there is no memory bound to set in gitoxide. So the received pack,
+//! keeps every level's object at once (SECURITY.md has the figures), and
+//! there is no memory bound to set in gitoxide. So the received pack,
 //! complete on disk once its entries have been read, is read once more
 //! from its entry headers before the first delta is resolved, and refused
 //! when its worst case is over [`MAX_RESOLVE_BYTES`].

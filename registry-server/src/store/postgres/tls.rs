@@ -46,7 +46,11 @@ pub fn connect_config(url: &str) -> anyhow::Result<(tokio_postgres::Config, Make
         let config: tokio_postgres::Config = url
             .parse()
             .with_context(|| format!("invalid database URL {shown}"))?;
-        let tls = client_config(provider.clone(), Arc::new(Unchecked(provider)))?;
+        let unchecked = Lenient {
+            chain: None,
+            provider: provider.clone(),
+        };
+        let tls = client_config(provider, Arc::new(unchecked))?;
         return Ok((config, MakeRustlsConnect::new(tls)));
     };
     let mut mode = Mode::Prefer;
@@ -90,14 +94,20 @@ pub fn connect_config(url: &str) -> anyhow::Result<(tokio_postgres::Config, Make
         }
     });
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
-        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(Unchecked(provider.clone())),
+        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(Lenient {
+            chain: None,
+            provider: provider.clone(),
+        }),
         Mode::VerifyCa | Mode::VerifyFull => {
             let roots = roots(root_file.as_deref())?;
             let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
                 .build()
                 .context("cannot build the certificate verifier")?;
             match mode {
-                Mode::VerifyCa => Arc::new(AnyName(webpki)),
+                Mode::VerifyCa => Arc::new(Lenient {
+                    chain: Some(webpki),
+                    provider: provider.clone(),
+                }),
                 _ => webpki,
             }
         }
@@ -145,12 +155,17 @@ fn roots(file: Option<&str>) -> anyhow::Result<Arc<RootCertStore>> {
     Ok(Arc::new(store))
 }
 
-/// `verify-ca`: the chain must lead to a trusted authority; the name in
-/// the certificate is not compared with the host.
+/// What `prefer`, `require` and `verify-ca` check of the server's
+/// certificate: with `chain`, that it leads to a trusted authority (the
+/// name in it is not compared with the host); without, nothing (as
+/// libpq). The handshake's signatures are always checked.
 #[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
+struct Lenient {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
+}
 
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -159,10 +174,10 @@ impl ServerCertVerifier for AnyName {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -176,7 +191,8 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -185,61 +201,14 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `prefer` and `require`: encrypted, the certificate not checked (as
-/// libpq); the handshake's signatures still are.
-#[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
