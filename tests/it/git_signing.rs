@@ -28,9 +28,15 @@ fn ssh_keygen() -> Option<()> {
 /// A new ed25519 key at `dir/name` (and `.pub`); its public line and its
 /// SHA256 fingerprint.
 fn keygen(dir: &Path, name: &str) -> (PathBuf, String, String) {
+    keygen_of(dir, name, &["-t", "ed25519"])
+}
+
+/// A new key made by `ssh-keygen KIND…` (type and size), as [`keygen`].
+fn keygen_of(dir: &Path, name: &str, kind: &[&str]) -> (PathBuf, String, String) {
     let key = dir.join(name);
     let ok = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .args(kind)
+        .args(["-q", "-N", "", "-C", name, "-f"])
         .arg(&key)
         .status()
         .expect("ssh-keygen")
@@ -184,6 +190,86 @@ fn a_commit_signed_by_an_allowed_key_installs_and_the_lock_records_the_signer() 
         "{err}"
     );
     assert!(tree::changes(&before, &project_state(&f)).is_none());
+}
+
+#[test]
+fn rsa_and_ecdsa_signatures_verify_as_ed25519_ones_do() {
+    let Some(()) = ssh_keygen() else { return };
+    // The key types ssh-keygen makes besides ed25519; git signs with RSA
+    // keys as rsa-sha2-512.
+    for kind in [
+        &["-t", "ed25519"][..],
+        &["-t", "rsa", "-b", "3072"],
+        &["-t", "ecdsa", "-b", "256"],
+        &["-t", "ecdsa", "-b", "384"],
+        &["-t", "ecdsa", "-b", "521"],
+    ] {
+        let f = Fixture::new();
+        f.link_bin("git");
+        let keys = f.root().join("keys");
+        std::fs::create_dir_all(&keys).unwrap();
+        let (key, public, fingerprint) = keygen_of(&keys, "carol", kind);
+        let (repo, _) = make_repo(&f, Some(&key));
+        trusting(&f, &format!("carol@example.com {public}\n"));
+        f.ok(&args(&add_args(&repo)));
+        let skills = common::lock_skills(&f.project);
+        let wanted = format!("carol@example.com ({fingerprint})");
+        assert_eq!(
+            skills[0]["signed-by"].as_str(),
+            Some(wanted.as_str()),
+            "{kind:?}"
+        );
+
+        // The same signature over a changed commit does not verify: the
+        // signature is checked, not only who claims to have made it.
+        let f3 = Fixture::new();
+        f3.link_bin("git");
+        let (repo3, commit) = make_repo(&f3, Some(&key));
+        let forged = forge(&repo3, &commit);
+        trusting(&f3, &format!("carol@example.com {public}\n"));
+        let mut add = add_args(&repo3);
+        add[1] = format!("{}@{forged}", add[1]);
+        refused(&f3, &args(&add), &[&fingerprint, "does not verify"]);
+
+        // Another key of the same kind is not carol's.
+        let (_, other, _) = keygen_of(&keys, "mallory", kind);
+        let f2 = Fixture::new();
+        f2.link_bin("git");
+        let (repo2, _) = make_repo(&f2, Some(&key));
+        trusting(&f2, &format!("mallory@example.com {other}\n"));
+        refused(
+            &f2,
+            &args(&add_args(&repo2)),
+            &[&fingerprint, "do not list"],
+        );
+    }
+}
+
+/// A commit object like `commit` with its signature kept and its message
+/// changed, written into `repo`'s objects; its id.
+fn forge(repo: &Path, commit: &str) -> String {
+    let object = git(repo, &["cat-file", "commit", commit]);
+    let changed = object.replace("\nsigned", "\nsigned, then changed");
+    assert_ne!(changed, object);
+    let mut child = Command::new("git")
+        .args(["hash-object", "-t", "commit", "-w", "--stdin"])
+        .current_dir(repo)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("git hash-object");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{changed}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    git(repo, &["tag", "forged", &id]);
+    id
 }
 
 #[test]

@@ -16,7 +16,9 @@
 //! `valid-after` and `valid-before` are refused with their line rather
 //! than ignored: taking a certificate authority for a plain key, or
 //! dropping an expiry, would accept signatures the file means to refuse.
-//! GPG signatures are recognised and refused.
+//! Every key type ssh-keygen makes verifies: ed25519, RSA (git signs with
+//! rsa-sha2-512) and ECDSA P-256, P-384 and P-521. GPG signatures are
+//! recognised and refused.
 
 use ssh_key::{HashAlg, PublicKey, SshSig};
 use std::fmt;
