@@ -39,7 +39,7 @@ pub fn of_tree(dir: &Path, skip: &[&str]) -> Option<String> {
 /// `/`-separated: what the unpacker just created in a fresh directory),
 /// by a `stat` of each instead of a walk. The same rows, so the same
 /// fingerprint a later [`of_tree`] computes while nothing changed.
-pub fn of_paths(dir: &Path, paths: &[String]) -> Option<String> {
+pub fn of_paths(dir: &Path, paths: &[&str]) -> Option<String> {
     let mut rows = Vec::with_capacity(paths.len());
     for rel in paths {
         let meta = std::fs::symlink_metadata(dir.join(rel)).ok()?;
@@ -106,12 +106,12 @@ mod tests {
         }
     }
 
-    /// The unpacker's own list gives the walk's fingerprint, nested
+    /// The unpacker's own entries give the walk's fingerprint, nested
     /// directories, empty ones and executables included; a list that
     /// misses a path does not.
     #[test]
     fn the_unpackers_paths_give_the_walks_fingerprint() {
-        use skillpm_core::archive::{pack_dir, unpack_to_new_dir_listed, Limits};
+        use skillpm_core::archive::{pack_dir, unpack_to_new_dir_kept, Limits};
         let src = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(src.path().join("scripts/lib")).unwrap();
         std::fs::create_dir_all(src.path().join("assets/empty")).unwrap();
@@ -125,8 +125,9 @@ mod tests {
         }
         let tarball = pack_dir(src.path()).unwrap();
         let parent = tempfile::tempdir().unwrap();
-        let (dir, paths) =
-            unpack_to_new_dir_listed(&tarball, parent.path(), &Limits::default()).unwrap();
+        let (dir, kept) =
+            unpack_to_new_dir_kept(&tarball, parent.path(), &Limits::default()).unwrap();
+        let paths: Vec<&str> = kept.iter().map(|e| e.path()).collect();
         assert_eq!(paths.len(), 6, "{paths:?}");
         let walked = of_tree(dir.path(), &[]).unwrap();
         assert_eq!(of_paths(dir.path(), &paths).unwrap(), walked);

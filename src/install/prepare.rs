@@ -283,34 +283,35 @@ fn stage(
     v: &Verified,
     from_cache: bool,
 ) -> Result<Staged, SourceError> {
-    let (dir, mut paths) = archive::unpack_to_new_dir_listed(v.bytes(), root, &Limits::default())
+    let (dir, entries) = archive::unpack_to_new_dir_kept(v.bytes(), root, &Limits::default())
         .map_err(|source| {
-        let package = format!("{}@{}", s.name, s.version);
-        // Writing failed: not the package's fault, so not a refusal.
-        match source {
-            UnpackError::Io { .. } | UnpackError::BadDestination { .. } => {
-                SourceError::Staging { package, source }
+            let package = format!("{}@{}", s.name, s.version);
+            // Writing failed: not the package's fault, so not a refusal.
+            match source {
+                UnpackError::Io { .. } | UnpackError::BadDestination { .. } => {
+                    SourceError::Staging { package, source }
+                }
+                source => SourceError::Refused { package, source },
             }
-            source => SourceError::Refused { package, source },
-        }
-    })?;
-    check_identity(s, dir.path())?;
-    // The audit reads the tree here, on the pool and while other packages
+        })?;
+    check_identity(s, &entries)?;
+    // The audit scans the tree here, on the pool and while other packages
     // still download, rather than after every tree is staged; the gate
-    // (`ops::audit::gate`) then only weighs the findings. Before the
-    // marker exists: it is skillpm's file, not the skill's.
+    // (`ops::audit::gate`) then only weighs the findings. It scans the
+    // bytes the unpacker kept, so nothing just written is read again
+    // (BENCHMARKS.md, audit.py).
     let findings =
-        skillpm_core::audit::scan_dir(dir.path(), &skillpm_core::audit::Context::WELL_KNOWN)
-            .map_err(|source| SourceError::Audit {
-                package: format!("{}@{}", s.name, s.version),
-                source,
-            })?;
+        skillpm_core::audit::scan_entries(&entries, &skillpm_core::audit::Context::WELL_KNOWN);
     // Taken before the marker exists, and unchanged by the rename into
     // place (renaming a directory does not touch its files). The fresh
     // directory holds what the unpacker created and nothing else; a
     // package's own file named like the marker is left out, as `of_tree`
     // leaves it out.
-    paths.retain(|p| p != MARKER);
+    let paths: Vec<&str> = entries
+        .iter()
+        .map(|e| e.path())
+        .filter(|p| *p != MARKER)
+        .collect();
     let stamp = crate::fs::fingerprint::of_paths(dir.path(), &paths);
     let marker = Marker {
         name: s.name.to_string(),

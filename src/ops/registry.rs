@@ -114,11 +114,8 @@ pub fn prepare_publish(dir: &Path, version: Option<&semver::Version>) -> Result<
     };
     // The registry's audit, on the files as packed: a critical finding
     // would be refused there (403), so it is refused here first.
-    let scratch = tempfile::tempdir().map_err(Error::io(&std::env::temp_dir()))?;
-    let unpacked = archive::unpack_to_new_dir(&tarball, None, scratch.path(), &limits)
-        .map_err(crate::source::SourceError::from)?;
     let critical: Vec<String> =
-        skillpm_core::audit::scan_dir(unpacked.path(), &skillpm_core::audit::Context::WELL_KNOWN)?
+        skillpm_core::audit::scan_entries(&entries, &skillpm_core::audit::Context::WELL_KNOWN)
             .into_iter()
             .filter(|f| f.severity == skillpm_core::audit::Severity::Critical)
             .map(|f| format!("{} at {}:{}: {}", f.rule, f.file, f.line, f.message))

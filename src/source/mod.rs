@@ -341,14 +341,6 @@ pub enum SourceError {
         #[source]
         source: UnpackError,
     },
-    /// Reading a staged tree for the audit failed (the disk, not the
-    /// package).
-    #[error("cannot audit {package}: {source}")]
-    Audit {
-        package: String,
-        #[source]
-        source: skillpm_core::audit::ScanError,
-    },
     #[error(transparent)]
     Cache(#[from] crate::cache::CacheError),
     /// A package whose contents are not what the lock names.

@@ -101,10 +101,14 @@ enum Mismatch {
     Version { found: String, locked: String },
 }
 
-/// Checks an unpacked tree (still in staging) against what the lock says
-/// it is. Only registry packages need it: git and path packages were named
-/// by their own `SKILL.md` when they were locked.
-pub fn check_identity(locked: &LockedSkill, dir: &Path) -> Result<(), NotTheLocked> {
+/// Checks an unpacked tree (still in staging, as the unpacker kept it in
+/// memory) against what the lock says it is. Only registry packages need
+/// it: git and path packages were named by their own `SKILL.md` when they
+/// were locked.
+pub fn check_identity(
+    locked: &LockedSkill,
+    entries: &[skillpm_core::archive::MemEntry],
+) -> Result<(), NotTheLocked> {
     if !matches!(locked.source, LockedSource::Registry { .. }) {
         return Ok(());
     }
@@ -112,8 +116,9 @@ pub fn check_identity(locked: &LockedSkill, dir: &Path) -> Result<(), NotTheLock
         package: format!("{}@{}", locked.name, locked.version),
         why,
     };
-    let file = skill::find_skill_file(dir).ok_or_else(|| refuse(Mismatch::NoSkillMd))?;
-    let doc = skill::read(&file).map_err(|e| refuse(Mismatch::Unusable(e)))?;
+    let doc = entries_doc(entries)
+        .ok_or_else(|| refuse(Mismatch::NoSkillMd))?
+        .map_err(|e| refuse(Mismatch::Unusable(e)))?;
     match doc.name() {
         Some(n) if n == locked.name.as_str() => {}
         Some(n) => {

@@ -27,7 +27,7 @@ pub use pack::{
 };
 pub use unpack::{
     read_top_file, unpack, unpack_as, unpack_to_memory, unpack_to_new_dir, unpack_to_new_dir_as,
-    unpack_to_new_dir_listed, MemEntry, MemoryTree,
+    unpack_to_new_dir_kept, MemEntry, MemoryTree,
 };
 
 use crate::checksum::Checksum;

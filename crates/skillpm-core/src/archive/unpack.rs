@@ -56,15 +56,35 @@ impl Seen {
 
 pub(super) struct Unpacker<'a> {
     dest: &'a Path,
-    /// `Some` when unpacking into memory ([`unpack_to_memory`]): what
-    /// would have been created, instead of creating it.
-    memory: Option<Vec<MemEntry>>,
+    sink: Sink,
     limits: &'a Limits,
     /// Lower-cased path → (path as written, what it is).
     seen: HashMap<String, (String, Seen)>,
     stats: UnpackStats,
     /// The copy buffer, reused across files.
     buf: Vec<u8>,
+}
+
+/// Where an unpacked tree goes.
+enum Sink {
+    /// Onto disk under `dest`.
+    Disk,
+    /// Into memory only ([`unpack_to_memory`], [`MemoryTree`]): what would
+    /// have been created, instead of creating it.
+    Memory(Vec<MemEntry>),
+    /// Onto disk, and kept in memory too
+    /// ([`unpack_to_new_dir_kept`]): the installer scans what it staged
+    /// from these bytes rather than walking and reading the tree again.
+    DiskAndMemory(Vec<MemEntry>),
+}
+
+impl Sink {
+    fn kept(self) -> Vec<MemEntry> {
+        match self {
+            Sink::Disk => Vec::new(),
+            Sink::Memory(m) | Sink::DiskAndMemory(m) => m,
+        }
+    }
 }
 
 fn forbidden_kind(t: EntryType) -> EntryKind {
@@ -84,19 +104,12 @@ impl<'a> Unpacker<'a> {
     pub(super) fn new(dest: &'a Path, limits: &'a Limits) -> Self {
         Unpacker {
             dest,
-            memory: None,
+            sink: Sink::Disk,
             limits,
             seen: HashMap::new(),
             stats: UnpackStats::default(),
             buf: Vec::new(),
         }
-    }
-
-    /// What was created: the counts, and every path (`/`-separated,
-    /// relative to the destination, in no particular order).
-    pub(super) fn finish(self) -> (UnpackStats, Vec<String>) {
-        let paths = self.seen.into_values().map(|(path, _)| path).collect();
-        (self.stats, paths)
     }
 
     fn io_err(&self, rel: &str) -> impl FnOnce(io::Error) -> UnpackError {
@@ -240,9 +253,11 @@ impl<'a> Unpacker<'a> {
     }
 
     fn create_dir(&mut self, rel: &str) -> Result<(), UnpackError> {
-        match &mut self.memory {
-            Some(m) => m.push(MemEntry::Dir(rel.to_string())),
-            None => fs::create_dir(self.dest.join(rel)).map_err(self.io_err(rel))?,
+        if !matches!(self.sink, Sink::Memory(_)) {
+            fs::create_dir(self.dest.join(rel)).map_err(self.io_err(rel))?;
+        }
+        if let Sink::Memory(m) | Sink::DiskAndMemory(m) = &mut self.sink {
+            m.push(MemEntry::Dir(rel.to_string()));
         }
         Ok(())
     }
@@ -259,34 +274,65 @@ impl<'a> Unpacker<'a> {
         if size > remaining {
             return Err(UnpackError::UnpackedTooLarge { limit });
         }
-        if let Some(memory) = &mut self.memory {
-            // The same cap as on disk: at most one byte past the budget.
-            // Sized from the header up front (no regrowth by doubling);
-            // `size` is within the budget, checked above.
-            let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-            contents
-                .take(remaining.saturating_add(1))
-                .read_to_end(&mut data)
-                .map_err(UnpackError::Corrupt)?;
-            if data.len() as u64 > remaining {
-                return Err(UnpackError::UnpackedTooLarge { limit });
-            }
-            self.stats.bytes += data.len() as u64;
-            self.stats.files += 1;
-            memory.push(MemEntry::File {
+        if matches!(self.sink, Sink::Disk) {
+            return self.copy_file(contents, size, executable, rel, remaining);
+        }
+        // The same cap as on disk: at most one byte past the budget.
+        // Sized from the header up front (no regrowth by doubling);
+        // `size` is within the budget, checked above.
+        let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        contents
+            .take(remaining.saturating_add(1))
+            .read_to_end(&mut data)
+            .map_err(UnpackError::Corrupt)?;
+        if data.len() as u64 > remaining {
+            return Err(UnpackError::UnpackedTooLarge { limit });
+        }
+        if matches!(self.sink, Sink::DiskAndMemory(_)) {
+            let mut file = self.create_file(rel, executable)?;
+            file.write_all(&data).map_err(self.io_err(rel))?;
+        }
+        self.stats.bytes += data.len() as u64;
+        self.stats.files += 1;
+        if let Sink::Memory(m) | Sink::DiskAndMemory(m) = &mut self.sink {
+            m.push(MemEntry::File {
                 path: rel.to_string(),
                 data,
                 executable,
             });
-            return Ok(());
         }
+        Ok(())
+    }
+
+    /// A new file at `rel` with the mode the unpacker gives; the mode is
+    /// set again where the umask would clear some of it.
+    fn create_file(&self, rel: &str, executable: bool) -> Result<fs::File, UnpackError> {
         let mode = if executable { 0o755 } else { 0o644 };
-        let target = self.dest.join(rel);
         let mut options = fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
-        let mut file = options.open(&target).map_err(self.io_err(rel))?;
+        let file = options
+            .open(self.dest.join(rel))
+            .map_err(self.io_err(rel))?;
+        if !modes_survive_umask() {
+            set_file_mode(&file, mode).map_err(self.io_err(rel))?;
+        }
+        Ok(file)
+    }
+
+    /// Copies `contents` into a new file through the shared buffer, never
+    /// holding the whole file.
+    fn copy_file(
+        &mut self,
+        contents: &mut dyn Read,
+        size: u64,
+        executable: bool,
+        rel: &str,
+        remaining: u64,
+    ) -> Result<(), UnpackError> {
+        let limit = self.limits.max_unpacked;
+        let mut file = self.create_file(rel, executable)?;
         // Never trust the header size alone: read at most one byte past the
         // remaining budget.
         let mut limited = contents.take(remaining.saturating_add(1));
@@ -316,9 +362,6 @@ impl<'a> Unpacker<'a> {
         };
         self.buf = buf;
         result?;
-        if !modes_survive_umask() {
-            set_file_mode(&file, mode).map_err(self.io_err(rel))?;
-        }
         self.stats.bytes += written;
         self.stats.files += 1;
         Ok(())
@@ -335,6 +378,15 @@ pub enum MemEntry {
         data: Vec<u8>,
         executable: bool,
     },
+}
+
+impl MemEntry {
+    /// The entry's path, `/`-separated and relative.
+    pub fn path(&self) -> &str {
+        match self {
+            MemEntry::Dir(path) | MemEntry::File { path, .. } => path,
+        }
+    }
 }
 
 /// What an archive entry is, in any format.
@@ -391,7 +443,7 @@ pub struct MemoryTree<'a> {
 impl<'a> MemoryTree<'a> {
     pub fn new(limits: &'a Limits) -> Self {
         let mut unpacker = Unpacker::new(Path::new(""), limits);
-        unpacker.memory = Some(Vec::new());
+        unpacker.sink = Sink::Memory(Vec::new());
         MemoryTree { unpacker, count: 0 }
     }
 
@@ -426,7 +478,7 @@ impl<'a> MemoryTree<'a> {
 
     /// The tree, in the order it was added.
     pub fn finish(self) -> Vec<MemEntry> {
-        self.unpacker.memory.unwrap_or_default()
+        self.unpacker.sink.kept()
     }
 }
 
@@ -457,7 +509,7 @@ pub fn unpack_as(
 ) -> Result<UnpackStats, UnpackError> {
     check_input(format, bytes, expected, limits)?;
     prepare_dest(dest)?;
-    unpack_into(format, bytes, dest, limits).map(|(stats, _)| stats)
+    unpack_into(format, bytes, dest, limits)
 }
 
 /// The checks before any entry is read: the checksum, then the size cap.
@@ -490,15 +542,25 @@ fn unpack_into(
     bytes: &[u8],
     dest: &Path,
     limits: &Limits,
-) -> Result<(UnpackStats, Vec<String>), UnpackError> {
+) -> Result<UnpackStats, UnpackError> {
     let mut unpacker = Unpacker::new(dest, limits);
+    unpack_with(format, bytes, &mut unpacker, limits)?;
+    Ok(unpacker.stats)
+}
+
+/// Every entry of `bytes` through `unpacker`.
+fn unpack_with(
+    format: Format,
+    bytes: &[u8],
+    unpacker: &mut Unpacker,
+    limits: &Limits,
+) -> Result<(), UnpackError> {
     match format {
-        Format::TarGz => tar_gz_into(bytes, &mut unpacker, limits)?,
+        Format::TarGz => tar_gz_into(bytes, unpacker, limits),
         // Already held whole and within `max_tar_bytes`.
-        Format::Tar => unpack_stream(&mut &bytes[..], &mut unpacker, limits)?,
-        Format::Zip => super::zip::zip_into(bytes, &mut unpacker, limits)?,
+        Format::Tar => unpack_stream(&mut &bytes[..], unpacker, limits),
+        Format::Zip => super::zip::zip_into(bytes, unpacker, limits),
     }
-    Ok(unpacker.finish())
 }
 
 /// Checks a `.tar.gz` exactly as [`unpack`](fn@unpack) does (compressed
@@ -507,9 +569,9 @@ fn unpack_into(
 pub fn unpack_to_memory(bytes: &[u8], limits: &Limits) -> Result<Vec<MemEntry>, UnpackError> {
     check_input(Format::TarGz, bytes, None, limits)?;
     let mut unpacker = Unpacker::new(Path::new(""), limits);
-    unpacker.memory = Some(Vec::new());
+    unpacker.sink = Sink::Memory(Vec::new());
     tar_gz_into(bytes, &mut unpacker, limits)?;
-    Ok(unpacker.memory.unwrap_or_default())
+    Ok(unpacker.sink.kept())
 }
 
 /// The regular file `name` at the top of a package (a `.tar.gz`, or the
@@ -632,19 +694,24 @@ pub fn unpack_to_new_dir_as(
 
 /// Unpacks a package as the installer holds it ([`Format::of_package`];
 /// no checksum: the caller holds verified bytes) into a fresh directory,
-/// also returning every path it created, `/`-separated and relative: a
-/// fresh directory holds exactly those, so a caller can `stat` them
-/// instead of walking the tree it just wrote.
-pub fn unpack_to_new_dir_listed(
+/// also returning what it created, in memory: every directory and every
+/// file with its bytes. A fresh directory holds exactly those, so the
+/// installer reads and stats nothing it just wrote: it scans these bytes
+/// and takes the paths from them. The whole tree is held (at most
+/// `limits.max_unpacked`) until the caller drops it.
+pub fn unpack_to_new_dir_kept(
     bytes: &[u8],
     parent: &Path,
     limits: &Limits,
-) -> Result<(tempfile::TempDir, Vec<String>), UnpackError> {
+) -> Result<(tempfile::TempDir, Vec<MemEntry>), UnpackError> {
     let format = Format::of_package(bytes);
     check_input(format, bytes, None, limits)?;
     let dir = new_dir_in(parent)?;
-    let (_, paths) = unpack_into(format, bytes, dir.path(), limits)?;
-    Ok((dir, paths))
+    let mut unpacker = Unpacker::new(dir.path(), limits);
+    unpacker.sink = Sink::DiskAndMemory(Vec::new());
+    unpack_with(format, bytes, &mut unpacker, limits)?;
+    let kept = unpacker.sink.kept();
+    Ok((dir, kept))
 }
 
 /// A fresh (so empty) temp dir inside `parent`, created if missing,

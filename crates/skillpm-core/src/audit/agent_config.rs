@@ -8,7 +8,7 @@
 //! turns it into an attack is the skill also telling the agent to keep
 //! quiet, and only that pair is an error.
 
-use super::pattern;
+use super::pattern::{self, Words};
 use super::rules;
 use super::source::{cut_chars, Source};
 use crate::text::sanitize;
@@ -131,11 +131,34 @@ fn word_edges(s: &str, from: usize, to: usize) -> (usize, usize) {
     (from, to)
 }
 
+/// What every [`TARGET`] name contains one of: most files hold none, and
+/// then [`TARGET`] (whose dots make a weak prefilter) neither runs nor
+/// is compiled. Names, not their common endings: `.md` or `rules` would
+/// be found in most files (and start at bytes too common to skip by).
+static TARGET_WORDS: Words = Words::new(&[
+    "claude",
+    "agents.md",
+    "gemini",
+    "cursor",
+    "windsurf",
+    "clinerules",
+    "codex",
+    "copilot-instructions",
+    "mcp.json",
+    "soul.md",
+    "memory.md",
+    "heartbeat.md",
+    "identity.md",
+]);
+
 /// The writes into agent memory or config: for each target, the span from
 /// the write's start to the target's end.
 fn writes(src: &Source) -> Vec<(usize, usize)> {
     let lower = src.lower;
     let mut out = Vec::new();
+    if !src.has_any(&TARGET_WORDS) {
+        return out;
+    }
     for t in TARGET.find_iter(lower) {
         let line_start = lower[..t.start()].rfind('\n').map_or(0, |i| i + 1);
         let from =

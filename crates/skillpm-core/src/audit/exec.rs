@@ -217,9 +217,16 @@ fn untrusted(scheme: &str, host: &str) -> Option<&'static str> {
     }
 }
 
+/// [`FETCHERS`], [`DECODE_COMMANDS`] and [`DECODERS`] together: a file
+/// holding none of them (most files) is passed over by [`pipes`] and
+/// [`decoded`] after one search instead of three.
+static FETCH_OR_DECODE: Words = Words::any_of(&[&FETCHERS, &DECODE_COMMANDS, &DECODERS]);
+
 pub(super) fn check(src: &mut Source) {
-    pipes(src);
-    decoded(src);
+    if src.has_any(&FETCH_OR_DECODE) {
+        pipes(src);
+        decoded(src);
+    }
     download_and_run(src);
     if src.markdown {
         prerequisites(src);
@@ -461,6 +468,11 @@ static RUN_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 /// command to run: the shapes of the skill-borne stealers seen on public
 /// registries.
 fn prerequisites(src: &mut Source) {
+    // Both patterns start at a URL: without one, neither runs (nor is
+    // compiled).
+    if !src.lower.contains("http") {
+        return;
+    }
     let text = src.text;
     let links: Vec<(usize, usize)> = EXECUTABLE_LINK
         .find_iter(src.lower)

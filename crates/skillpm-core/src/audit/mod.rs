@@ -249,6 +249,16 @@ pub fn scan_dir(dir: &Path, cx: &Context) -> Result<Vec<Finding>, ScanError> {
     Ok(findings)
 }
 
+/// Scans a skill's tree held in memory ([`crate::archive::MemEntry`], as
+/// the unpacker keeps what it stages), with the same rules and bounds as
+/// [`scan_dir`] on the same tree unpacked. Findings are sorted as
+/// [`scan_dir`] sorts them.
+pub fn scan_entries(entries: &[crate::archive::MemEntry], cx: &Context) -> Vec<Finding> {
+    let mut findings = walk::scan_memory(entries, cx);
+    sort(&mut findings);
+    findings
+}
+
 /// Scans one file's bytes; `rel` is its path relative to the skill root,
 /// `/`-separated. The top-level `SKILL.md` also gets the frontmatter rules.
 /// Binary content (a NUL in the first 8 KiB) is not read as text.

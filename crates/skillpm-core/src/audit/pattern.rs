@@ -14,7 +14,7 @@
 //! its first file (BENCHMARKS.md, audit.py). A gap then counts bytes, not
 //! characters, which only narrows it on non-ASCII lines.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::{bytes, Regex};
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -52,15 +52,37 @@ pub(crate) fn span(hay: &str, m: bytes::Match) -> Range<usize> {
 /// runs only on text holding one of them. All are looked for in one pass
 /// (built on first use), not one pass per word.
 pub(crate) struct Words {
-    list: &'static [&'static str],
+    list: List,
     matcher: OnceLock<AhoCorasick>,
+}
+
+enum List {
+    Own(&'static [&'static str]),
+    /// Every word of these: one pass that passes a file over for several
+    /// gates at once (most files hold none of their words).
+    AnyOf(&'static [&'static Words]),
 }
 
 impl Words {
     pub(crate) const fn new(list: &'static [&'static str]) -> Words {
         Words {
-            list,
+            list: List::Own(list),
             matcher: OnceLock::new(),
+        }
+    }
+
+    /// The words of all of `gates`.
+    pub(crate) const fn any_of(gates: &'static [&'static Words]) -> Words {
+        Words {
+            list: List::AnyOf(gates),
+            matcher: OnceLock::new(),
+        }
+    }
+
+    fn words(&self) -> Vec<&'static str> {
+        match self.list {
+            List::Own(list) => list.to_vec(),
+            List::AnyOf(gates) => gates.iter().flat_map(|g| g.words()).collect(),
         }
     }
 
@@ -69,10 +91,17 @@ impl Words {
         self.matcher
             .get_or_init(|| {
                 // Leftmost matching lets the searcher use its vectorised
-                // path; which word matches does not matter here.
+                // path; which word matches does not matter here. Most of
+                // a search is that prefilter, so the automaton behind it
+                // is the one quickest to build (a DFA took longer to
+                // build, once per process, than most scans spend in it).
+                let mut words = self.words();
+                words.sort_unstable();
+                words.dedup();
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostFirst)
-                    .build(self.list)
+                    .kind(Some(AhoCorasickKind::ContiguousNFA))
+                    .build(words)
                     .expect("audit words compile")
             })
             .is_match(hay)
@@ -120,6 +149,11 @@ mod tests {
         assert!(W.occur_in("then wget it"));
         assert!(W.occur_in("a url"));
         assert!(!W.occur_in("nothing here"));
+        static V: Words = Words::new(&["base64", "curl"]);
+        static BOTH: Words = Words::any_of(&[&W, &V]);
+        assert!(BOTH.occur_in("then wget it"));
+        assert!(BOTH.occur_in("base64 -d"));
+        assert!(!BOTH.occur_in("nothing here"));
     }
 
     #[test]

@@ -61,8 +61,9 @@ pub(crate) struct Source<'a> {
     pub data: bool,
     /// Line starts, found when the first finding needs a line number.
     lines: OnceCell<LineIndex>,
-    /// Byte ranges of fenced code blocks, in order (markdown only).
-    fences: Vec<Range<usize>>,
+    /// Byte ranges of fenced code blocks, in order (markdown only), found
+    /// when a rule first asks: most files have no match to place.
+    fences: OnceCell<Vec<Range<usize>>>,
     out: Vec<Finding>,
     seen: HashSet<(&'static str, usize)>,
 }
@@ -79,11 +80,7 @@ impl<'a> Source<'a> {
             data: is_data(rel),
             lower,
             lines: OnceCell::new(),
-            fences: if markdown {
-                fenced_blocks(text)
-            } else {
-                Vec::new()
-            },
+            fences: OnceCell::new(),
             out: Vec::new(),
             seen: HashSet::new(),
         }
@@ -114,8 +111,15 @@ impl<'a> Source<'a> {
 
     /// The byte range of the fenced code block holding `at`, if any.
     pub fn code_block(&self, at: usize) -> Option<Range<usize>> {
-        let i = self.fences.partition_point(|r| r.end <= at);
-        self.fences.get(i).filter(|r| r.contains(&at)).cloned()
+        let fences = self.fences.get_or_init(|| {
+            if self.markdown {
+                fenced_blocks(self.text)
+            } else {
+                Vec::new()
+            }
+        });
+        let i = fences.partition_point(|r| r.end <= at);
+        fences.get(i).filter(|r| r.contains(&at)).cloned()
     }
 
     /// Records a finding of `rule` for the text at `span`, quoting the line

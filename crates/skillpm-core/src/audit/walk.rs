@@ -4,6 +4,7 @@
 
 use super::source::scan_bytes;
 use super::{rules, Context, Finding, ScanError};
+use crate::archive::MemEntry;
 use std::path::{Component, Path, PathBuf};
 
 /// Files larger than this are not read; they get a note instead.
@@ -39,13 +40,7 @@ pub(super) fn scan(root: &Path, cx: &Context) -> Result<Vec<Finding>, ScanError>
     while let Some((path, rel)) = stack.pop() {
         seen += 1;
         if seen > MAX_FILES {
-            findings.push(Finding::whole_file(
-                &rules::SCAN_LIMIT,
-                &rel,
-                format!(
-                    "more than {MAX_FILES} entries; the scan stopped here and the rest was not checked"
-                ),
-            ));
+            findings.push(stopped_at(&rel));
             break;
         }
         let meta = match std::fs::symlink_metadata(&path) {
@@ -59,8 +54,7 @@ pub(super) fn scan(root: &Path, cx: &Context) -> Result<Vec<Finding>, ScanError>
         if ft.is_symlink() {
             symlink(&path, &rel, &mut findings);
         } else if ft.is_dir() {
-            // Git's own data is not part of the skill and no agent reads it.
-            if rel == ".git" || rel.ends_with("/.git") {
+            if is_git_dir(&rel) {
                 continue;
             }
             match read_dir_sorted(&path) {
@@ -86,6 +80,49 @@ pub(super) fn scan(root: &Path, cx: &Context) -> Result<Vec<Finding>, ScanError>
         }
     }
     Ok(findings)
+}
+
+/// The same scan over a tree held in memory, as the unpacker kept what it
+/// staged: the files' bytes are scanned where they are, with nothing read
+/// again. Such a tree holds only directories and regular files (the
+/// unpacker refuses anything else), in the archive's order, which is the
+/// order the entry limit counts in.
+pub(super) fn scan_memory(entries: &[MemEntry], cx: &Context) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        if i >= MAX_FILES {
+            findings.push(stopped_at(entry.path()));
+            break;
+        }
+        let MemEntry::File { path, data, .. } = entry else {
+            continue;
+        };
+        // Under a `.git` directory, which the walk does not enter.
+        if path.split('/').rev().skip(1).any(|dir| dir == ".git") {
+            continue;
+        }
+        if data.len() as u64 > MAX_FILE_BYTES {
+            findings.push(too_large(path, data.len() as u64));
+            continue;
+        }
+        findings.extend(scan_bytes(path, data, cx));
+    }
+    findings
+}
+
+/// Git's own data is not part of the skill and no agent reads it.
+fn is_git_dir(rel: &str) -> bool {
+    rel == ".git" || rel.ends_with("/.git")
+}
+
+fn stopped_at(rel: &str) -> Finding {
+    Finding::whole_file(
+        &rules::SCAN_LIMIT,
+        rel,
+        format!(
+            "more than {MAX_FILES} entries; the scan stopped here and the rest was not checked"
+        ),
+    )
 }
 
 fn push_level(stack: &mut Vec<(PathBuf, String)>, entries: Vec<(PathBuf, String)>, parent: &str) {
