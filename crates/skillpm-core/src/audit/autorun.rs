@@ -24,7 +24,7 @@ const NPM_INSTALL_SCRIPTS: &[&str] = &["preinstall", "install", "postinstall"];
 
 pub(super) fn check_load_commands(src: &mut Source) {
     let text = src.text;
-    if !src.text.contains("!`") {
+    if !src.mentions("!`") {
         return;
     }
     let hits: Vec<(usize, usize, String)> = LOAD_COMMAND

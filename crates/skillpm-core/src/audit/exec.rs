@@ -363,7 +363,7 @@ static DOWNLOAD_TO_FILE: LazyLock<Regex> = LazyLock::new(|| {
 /// from where it landed is.
 fn download_and_run(src: &mut Source) {
     let text = src.text;
-    if !text.contains("chmod") {
+    if !src.mentions("chmod") {
         return;
     }
     let hits: Vec<(usize, usize, String)> = CHMOD_X
@@ -470,7 +470,7 @@ static RUN_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 fn prerequisites(src: &mut Source) {
     // Both patterns start at a URL: without one, neither runs (nor is
     // compiled).
-    if !src.lower.contains("http") {
+    if !src.mentions("http") {
         return;
     }
     let text = src.text;

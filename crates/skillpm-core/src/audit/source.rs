@@ -104,6 +104,14 @@ impl<'a> Source<'a> {
         words.occur_in(self.lower)
     }
 
+    /// Whether `word` (lowercase) occurs in the file, in any case: the
+    /// same test as [`Source::has_any`] for one word, vectorised (the
+    /// standard library's `str::contains` walks the text a byte at a
+    /// time).
+    pub fn mentions(&self, word: &str) -> bool {
+        memchr::memmem::find(self.lower.as_bytes(), word.as_bytes()).is_some()
+    }
+
     /// Whether byte `at` is inside a fenced code block of a markdown file.
     pub fn in_code_block(&self, at: usize) -> bool {
         self.code_block(at).is_some()
