@@ -12,9 +12,11 @@ Skills are install.py's (~24 KB each: SKILL.md, a script, a reference).
                    own: `skillpm audit` of the 100 installed skills. The
                    gate scans the same trees on the same pool, so the
                    second figure over the first is what it adds.
-  gate, A/B        with --without-gate EXE (a skillpm built from before
-                   the gate, e.g. 25434ba): the same cold restore by both,
-                   interleaved; the ratio is what the gate costs.
+  gate, A/B        with --without-gate EXE (the same commit built with
+                   the scan call in src/install/prepare.rs::stage removed,
+                   or a build from before the gate, e.g. 25434ba): the
+                   same cold restore by both, interleaved; the ratio is
+                   what the gate costs.
   real             with --real DIR: `skillpm audit DIR` over real
                    collections (each a checkout under DIR), skills counted.
 Run: python3 benches/audit.py [--runs N] [--real DIR] [--without-gate EXE]
