@@ -12,13 +12,13 @@
 //! skill's manifest too, as the MCP Skills extension (SEP-2640) wants
 //! manifests complete. A skill over the extension's limits is not served.
 
+use super::cache::Frontmatters;
 use super::uri::{self, INDEX_URI};
 use crate::engine::catalog::{Catalog, SkillEntry};
 use crate::engine::files as files_walk;
 use crate::engine::search::SearchIndex;
 use serde_json::{json, Map, Value};
 use skillpm_core::checksum::Checksum;
-use skillpm_core::skill;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -74,8 +74,10 @@ pub struct Snapshot {
     /// Directory URI → (skill, path inside the skill, `""` for its root).
     dirs: HashMap<String, (usize, String)>,
     pub index_json: Arc<[u8]>,
-    /// The engine's ranked search over the served skills.
-    pub search: SearchIndex,
+    /// The engine's ranked search over the served skills: made on the
+    /// first search, as compiling every skill's trigger patterns was a
+    /// tenth of a start over 10 000 skills and most sessions never search.
+    search: std::sync::OnceLock<SearchIndex>,
     /// The `skills/list` entries, sorted by URI.
     pub listed: Vec<rmcp::model::Skill>,
     /// The `resources/list` entries, sorted by URI: made on the first
@@ -99,9 +101,14 @@ pub enum Found<'a> {
 impl Snapshot {
     /// Reads every served skill of `catalog`.
     pub fn build(catalog: Catalog) -> Snapshot {
+        Snapshot::build_cached(catalog, &mut Frontmatters::default())
+    }
+
+    /// [`Snapshot::build`], taking frontmatter parsed before from `cache`.
+    pub fn build_cached(catalog: Catalog, cache: &mut Frontmatters) -> Snapshot {
         let mut snap = Snapshot::default();
         for entry in catalog.visible() {
-            if let Some(s) = read_skill(entry, &mut snap) {
+            if let Some(s) = read_skill(entry, &mut snap, cache) {
                 snap.skills.push(s);
             }
         }
@@ -126,16 +133,23 @@ impl Snapshot {
             }
         }
         snap.index_json = index_json(&snap.skills).into();
-        snap.search = SearchIndex::from_entries(
-            catalog
-                .visible()
-                .filter(|e| snap.skill_by_command(&e.command).is_some()),
-        );
         let (listed, notes) = super::skills_ext::entries(&snap);
         snap.listed = listed;
         snap.notes.extend(notes);
         snap.catalog = Some(Arc::new(catalog));
         snap
+    }
+
+    /// The engine's search over the skills served (see `search`).
+    pub fn search(&self) -> &SearchIndex {
+        self.search.get_or_init(|| match self.catalog.as_deref() {
+            Some(catalog) => SearchIndex::from_entries(
+                catalog
+                    .visible()
+                    .filter(|e| self.skill_by_command(&e.command).is_some()),
+            ),
+            None => SearchIndex::default(),
+        })
     }
 
     /// The file or enumeration resource at a canonical URI.
@@ -248,7 +262,11 @@ pub fn as_text(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
-fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
+fn read_skill(
+    entry: &SkillEntry,
+    snap: &mut Snapshot,
+    cache: &mut Frontmatters,
+) -> Option<ServedSkill> {
     let command = &entry.command;
     let Ok(base_dir) = entry.path.canonicalize() else {
         snap.notes
@@ -326,11 +344,14 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
                 .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
             return over(snap, format!("more than {MAX_SKILL_BYTES} bytes as served"));
         }
+        let digest = Checksum::of_bytes(&bytes).to_string();
         if is_skill_md {
             // Parse the bytes served, not the catalog's earlier read, so the
             // frontmatter always matches SKILL.md's digest.
-            match skill::parse(&bytes) {
-                Ok(doc) => frontmatter = Some(doc),
+            // What the catalog parsed, unless escapes changed the bytes.
+            let read = entry.doc.as_ref().filter(|_| !marked);
+            match cache.parse(&digest, &bytes, read.map(|d| &d.frontmatter)) {
+                Ok(fm) => frontmatter = Some(fm),
                 Err(e) => {
                     snap.unsettled = true;
                     snap.notes.push(format!(
@@ -343,7 +364,7 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
         }
         let uri = uri::file_uri(command, &rel);
         files.push(ServedFile {
-            digest: Checksum::of_bytes(&bytes).to_string(),
+            digest,
             rel,
             uri,
             bytes: bytes.into(),
@@ -351,24 +372,30 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     }
     snap.notes
         .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
-    let doc = frontmatter?;
-    if !marked && entry.doc.as_ref().map(|d| &d.frontmatter) != Some(&doc.frontmatter) {
+    let frontmatter = frontmatter?;
+    if !marked && entry.doc.as_ref().map(|d| &d.frontmatter) != Some(&frontmatter) {
         // Eligibility was judged on other frontmatter: judge again first.
         snap.unsettled = true;
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Some(ServedSkill {
         command: command.clone(),
-        name: doc
-            .name()
-            .map(str::to_string)
-            .unwrap_or_else(|| entry.name.clone()),
-        description: doc.description().to_string(),
-        frontmatter: doc.frontmatter,
+        name: str_key(&frontmatter, "name")
+            .unwrap_or(&entry.name)
+            .to_string(),
+        description: str_key(&frontmatter, "description")
+            .unwrap_or_default()
+            .to_string(),
+        frontmatter,
         uri: uri::file_uri(command, "SKILL.md"),
         base: uri::skill_base(command),
         files,
     })
+}
+
+/// A frontmatter key's value when it is a string, as `SkillDoc` reads it.
+fn str_key<'a>(frontmatter: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    frontmatter.get(key).and_then(Value::as_str)
 }
 
 /// The files of the skill at `base` (canonical), as `(rel, path)`: its

@@ -140,7 +140,7 @@ fn search_tool(snap: &Snapshot, args: &JsonObject) -> Result<String, ToolError> 
 /// Ranks served skills for `query` with the engine's search (the same
 /// ranking as `skillpm search --local`).
 pub fn search(snap: &Snapshot, query: &str, limit: usize) -> Vec<Value> {
-    snap.search
+    snap.search()
         .search(query, limit)
         .into_iter()
         .filter_map(|hit| {

@@ -10,6 +10,7 @@
 //! Only modifications count: reading files raises access events on Linux,
 //! and the server's own reads must not wake it.
 
+use super::cache::Frontmatters;
 use super::resources::Snapshot;
 use super::server::Shared;
 use crate::engine::catalog::Catalog;
@@ -18,8 +19,8 @@ use crate::engine::discover;
 use notify::event::{EventKind, MetadataKind, ModifyKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,8 +34,19 @@ pub struct Reloader {
     _thread: std::thread::JoinHandle<()>,
 }
 
-/// Starts watching; `log` receives one line per reload or problem.
-pub fn spawn(env: Environment, shared: Arc<Shared>, log: fn(&str)) -> notify::Result<Reloader> {
+/// A watcher setting its watches, waiting for the first snapshot.
+pub struct Watching {
+    ready: Receiver<()>,
+    start: Sender<Arc<Shared>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Starts watching before the first snapshot is read, so nothing changed
+/// while it is read goes unseen, and on the reload thread, so the watches
+/// (one inotify watch per directory: 20 000 over 10 000 skills) are set
+/// while the snapshot is read rather than after; `log` receives one line
+/// per reload or problem. Call [`Watching::reload`] with what is served.
+pub fn spawn(env: Environment, cache: Option<PathBuf>, log: fn(&str)) -> notify::Result<Watching> {
     let (tx, rx) = channel::<()>();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
@@ -43,13 +55,36 @@ pub fn spawn(env: Environment, shared: Arc<Shared>, log: fn(&str)) -> notify::Re
             }
         }
     })?;
-    let mut watched = BTreeSet::new();
-    add_watches(&env, &mut watcher, &mut watched, log);
+    let (ready_tx, ready) = channel::<()>();
+    let (start, start_rx) = channel::<Arc<Shared>>();
     let thread = std::thread::Builder::new()
         .name("skillpm-mcp-watch".into())
-        .spawn(move || reload_loop(env, shared, watcher, watched, rx, log))
+        .spawn(move || {
+            let mut watched = BTreeSet::new();
+            add_watches(&env, &mut watcher, &mut watched, log);
+            let _ = ready_tx.send(());
+            if let Ok(shared) = start_rx.recv() {
+                reload_loop(env, cache, shared, watcher, watched, rx, log);
+            }
+        })
         .map_err(notify::Error::io)?;
-    Ok(Reloader { _thread: thread })
+    Ok(Watching {
+        ready,
+        start,
+        thread,
+    })
+}
+
+impl Watching {
+    /// Waits until the watches are set, then reloads into `shared` from
+    /// now on; a change seen since [`spawn`] reloads at once.
+    pub fn reload(self, shared: Arc<Shared>) -> Reloader {
+        let _ = self.ready.recv();
+        let _ = self.start.send(shared);
+        Reloader {
+            _thread: self.thread,
+        }
+    }
 }
 
 fn counts(kind: &EventKind) -> bool {
@@ -127,14 +162,18 @@ fn settle(rx: &Receiver<()>) -> bool {
 }
 
 /// Reads the tree until two looks agree, then returns the snapshot.
+/// `cache` is the file of [`super::cache::Frontmatters`] to use, if any.
 pub fn build_settled(
     env: &Environment,
+    cache: Option<&Path>,
     rx: Option<&Receiver<()>>,
 ) -> Result<Snapshot, ConfigError> {
     let mut tries = 0;
     loop {
         let catalog = Catalog::build(env)?;
-        let snap = Snapshot::build(catalog);
+        let mut frontmatters = Frontmatters::open(cache.map(Path::to_path_buf));
+        let snap = Snapshot::build_cached(catalog, &mut frontmatters);
+        frontmatters.save();
         let moved = rx.is_some_and(drain);
         if (snap.unsettled || moved) && tries < MAX_RETRIES {
             tries += 1;
@@ -154,6 +193,7 @@ pub fn build_settled(
 
 fn reload_loop(
     env: Environment,
+    cache: Option<PathBuf>,
     shared: Arc<Shared>,
     mut watcher: RecommendedWatcher,
     mut watched: BTreeSet<(PathBuf, bool)>,
@@ -164,7 +204,7 @@ fn reload_loop(
         if !settle(&rx) {
             return;
         }
-        let snap = match build_settled(&env, Some(&rx)) {
+        let snap = match build_settled(&env, cache.as_deref(), Some(&rx)) {
             Ok(s) => s,
             Err(e) => {
                 log(&format!(
