@@ -1,12 +1,12 @@
 //! The start-up cache: each served `SKILL.md`'s frontmatter, keyed by the
 //! digest of the bytes served, so a start over unchanged skills parses no
-//! YAML for the snapshot (10 000 frontmatters were a tenth of a start).
+//! YAML for the snapshot (see BENCHMARKS.md, `mcp_startup.py`).
 //!
 //! The key is the content's digest rather than the file's fingerprint
 //! (size, mtime, inode): the snapshot reads and hashes every file it
-//! serves anyway (hashing 20 000 small files is a few tens of
-//! milliseconds), and a digest cannot go stale, so a file rewritten with
-//! the same size and a restored mtime is parsed afresh all the same.
+//! serves anyway (hashing is a small part of a start), and a digest cannot
+//! go stale, so a file rewritten with the same size and a restored mtime
+//! is parsed afresh all the same.
 //!
 //! One file per project, `mcp-v1/<hash of the project directory>.json` in
 //! skillpm's cache directory, holding exactly the entries of the last
@@ -19,9 +19,8 @@ use skillpm_core::skill::{self, SkillError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-/// Frontmatter is at most `skill::MAX_SKILL_MD_BYTES` a skill; this is
-/// ample for tens of thousands of skills and bounds what a corrupt file
-/// costs to read.
+/// Ample for tens of thousands of skills' frontmatter, and a bound on what
+/// a corrupt file costs to read.
 const MAX_CACHE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Frontmatter by digest: the last build's, and this build's.
@@ -53,9 +52,9 @@ impl Frontmatters {
     /// The frontmatter of the `SKILL.md` served as `bytes`, whose digest
     /// is `digest`: from the cache when it holds that digest with the
     /// frontmatter the catalog read (`expected`), else parsed (and kept if
-    /// it parses). So what the cache holds is only ever used to confirm the
-    /// catalog's own parse: a wrong entry costs a parse, never wrong
-    /// frontmatter.
+    /// it parses). So what the cache holds only ever confirms the catalog's
+    /// own parse of the file: a wrong entry costs a parse, and the
+    /// frontmatter served is always one parsed from that file.
     pub fn parse(
         &mut self,
         digest: &str,

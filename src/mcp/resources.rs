@@ -75,8 +75,9 @@ pub struct Snapshot {
     dirs: HashMap<String, (usize, String)>,
     pub index_json: Arc<[u8]>,
     /// The engine's ranked search over the served skills: made on the
-    /// first search, as compiling every skill's trigger patterns was a
-    /// tenth of a start over 10 000 skills and most sessions never search.
+    /// first search rather than before the server answers `initialize`, as
+    /// compiling every skill's trigger patterns is a sizeable part of a
+    /// start and many sessions never search.
     search: std::sync::OnceLock<SearchIndex>,
     /// The `skills/list` entries, sorted by URI.
     pub listed: Vec<rmcp::model::Skill>,

@@ -41,11 +41,12 @@ pub struct Watching {
     thread: std::thread::JoinHandle<()>,
 }
 
-/// Starts watching before the first snapshot is read, so nothing changed
-/// while it is read goes unseen, and on the reload thread, so the watches
-/// (one inotify watch per directory: 20 000 over 10 000 skills) are set
-/// while the snapshot is read rather than after; `log` receives one line
-/// per reload or problem. Call [`Watching::reload`] with what is served.
+/// Starts watching while the first snapshot is read rather than after it:
+/// the watches (one inotify watch per directory of every skill) are set on
+/// the reload thread meanwhile, and a change they see before the snapshot
+/// is served reloads at once. As ever, a change to a directory before its
+/// watch is set goes unseen. `log` receives one line per reload or
+/// problem. Call [`Watching::reload`] with what is served.
 pub fn spawn(env: Environment, cache: Option<PathBuf>, log: fn(&str)) -> notify::Result<Watching> {
     let (tx, rx) = channel::<()>();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
