@@ -8,9 +8,7 @@ the first answers. It also reports the server's CPU time (user + system,
 from `wait4`), which holds when other work shares the machine and wall
 time does not. The first run (page cache cold for the new tree) is
 reported on its own; the rest have the tree in the page cache, as a
-server restarted by its host has. "Cold cache" starts run with skillpm's
-cache directory removed first; "warm cache" starts reuse what the start
-before them left there (`mcp-v1/`, the parsed frontmatter).
+server restarted by its host has.
 
 The tree is benches/search.py's (one SKILL.md per skill, with triggers and
 a body) plus one bundled script per skill, so there are two served files
@@ -21,7 +19,6 @@ Run: python3 benches/mcp_startup.py [--runs N] [--skills N]
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import tempfile
@@ -81,23 +78,15 @@ def main():
                 os.makedirs(os.path.join(dirpath, "scripts"))
                 with open(os.path.join(dirpath, "scripts", "run.sh"), "w") as f:
                     f.write("#!/bin/sh\necho run\n")
-        cache = os.path.join(env["XDG_CACHE_HOME"], "skillpm")
-
-        def cold():
-            # No cache: what the server parses and writes on a first start.
-            shutil.rmtree(cache, ignore_errors=True)
-            return start_up(exe, project, env)
-
-        first = cold()
-        colds = [cold() for _ in range(args.runs)]
-        warms = [start_up(exe, project, env) for _ in range(args.runs)]
+        first = start_up(exe, project, env)
+        runs = [start_up(exe, project, env) for _ in range(args.runs)]
         print(f"skillpm mcp, {args.skills} generated skills, {first[2]} resources listed")
         print(f"  first start, tree just written: initialize {first[0]:.2f} s, "
               f"resources/list {first[1]:.2f} s, CPU {first[3]:.2f} s")
-        for name, runs in (("cold cache", colds), ("warm cache", warms)):
-            print(f"  {args.runs} starts, {name}: initialize {fmt([r[0] for r in runs])}")
-            print(f"    resources/list answered: {fmt([r[1] for r in runs])}")
-            print(f"    server CPU (user + system): {fmt([r[3] for r in runs])}")
+        print(f"  {args.runs} more starts: initialize {fmt([r[0] for r in runs])}")
+        print(f"    resources/list answered: {fmt([r[1] for r in runs])}")
+        print(f"    server CPU (user + system): {fmt([r[3] for r in runs])}")
+
 
 if __name__ == "__main__":
     main()

@@ -47,9 +47,6 @@ const GIT: &str = "git-v1";
 const INSTALLED: &str = "installed-v2";
 /// Stamps of path dependencies' directories (see [`Cache::path_dep_stamp`]).
 const PATHS: &str = "paths-v1";
-/// `skillpm mcp`'s parsed frontmatter, one file per project (see
-/// `mcp::cache`).
-const MCP: &str = "mcp-v1";
 const TMP: &str = "tmp";
 /// The forms a package is stored in (the way `Format::of_package` tells
 /// them apart), `likely` first: a caller that knows the package's source
@@ -260,20 +257,9 @@ impl Cache {
         self.root.join(GIT).join(short_hash(url))
     }
 
-    /// The file where `skillpm mcp` keeps what it parsed for the project
-    /// at `project`.
-    pub fn mcp_file(&self, project: &Path) -> PathBuf {
-        let key = project
-            .canonicalize()
-            .unwrap_or_else(|_| project.to_path_buf());
-        self.root
-            .join(MCP)
-            .join(format!("{}.json", short_hash(&key.to_string_lossy())))
-    }
-
     /// Removes everything but the lock file.
     pub fn clean(&self) -> Result<(), CacheError> {
-        for sub in [TARBALLS, INDEX, GIT, INSTALLED, PATHS, MCP, TMP]
+        for sub in [TARBALLS, INDEX, GIT, INSTALLED, PATHS, TMP]
             .into_iter()
             .chain(LEGACY)
         {

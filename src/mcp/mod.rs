@@ -10,7 +10,6 @@
 //!
 //! - [`uri`]: `skill://` URIs and the refusal of hostile spellings
 //! - [`resources`]: the snapshot of served files, with digests and caps
-//! - [`cache`]: parsed frontmatter kept between starts
 //! - [`skills_ext`]: SEP-2640 entries and directory listings
 //! - [`tools`]: `list_skills`, `search_skills`, `load_skill`
 //! - [`prompts`]: skill commands as MCP prompts
@@ -21,7 +20,6 @@
 //!
 //! Logs go to stderr only: on stdio, stdout carries the protocol.
 
-pub mod cache;
 pub mod early;
 pub mod loaded;
 pub mod prompts;
@@ -81,10 +79,8 @@ pub fn run(env: Environment, transport: Transport) -> Result<(), ServeError> {
             return Err(ServeError::NotLoopback(addr));
         }
     }
-    let cache = crate::cache::Cache::default_dir()
-        .map(|dir| crate::cache::Cache::new(dir).mcp_file(&env.project_base()));
-    let watching = watch::spawn(env.clone(), cache.clone(), log)?;
-    let snap = watch::build_settled(&env, cache.as_deref(), None).map_err(ServeError::Catalog)?;
+    let watching = watch::spawn(env.clone(), log)?;
+    let snap = watch::build_settled(&env, None).map_err(ServeError::Catalog)?;
     for n in &snap.notes {
         log(n);
     }

@@ -12,13 +12,13 @@
 //! skill's manifest too, as the MCP Skills extension (SEP-2640) wants
 //! manifests complete. A skill over the extension's limits is not served.
 
-use super::cache::Frontmatters;
 use super::uri::{self, INDEX_URI};
 use crate::engine::catalog::{Catalog, SkillEntry};
 use crate::engine::files as files_walk;
 use crate::engine::search::SearchIndex;
 use serde_json::{json, Map, Value};
 use skillpm_core::checksum::Checksum;
+use skillpm_core::skill;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -102,14 +102,9 @@ pub enum Found<'a> {
 impl Snapshot {
     /// Reads every served skill of `catalog`.
     pub fn build(catalog: Catalog) -> Snapshot {
-        Snapshot::build_cached(catalog, &mut Frontmatters::default())
-    }
-
-    /// [`Snapshot::build`], taking frontmatter parsed before from `cache`.
-    pub fn build_cached(catalog: Catalog, cache: &mut Frontmatters) -> Snapshot {
         let mut snap = Snapshot::default();
         for entry in catalog.visible() {
-            if let Some(s) = read_skill(entry, &mut snap, cache) {
+            if let Some(s) = read_skill(entry, &mut snap) {
                 snap.skills.push(s);
             }
         }
@@ -263,11 +258,7 @@ pub fn as_text(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
-fn read_skill(
-    entry: &SkillEntry,
-    snap: &mut Snapshot,
-    cache: &mut Frontmatters,
-) -> Option<ServedSkill> {
+fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     let command = &entry.command;
     let Ok(base_dir) = entry.path.canonicalize() else {
         snap.notes
@@ -345,13 +336,16 @@ fn read_skill(
                 .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
             return over(snap, format!("more than {MAX_SKILL_BYTES} bytes as served"));
         }
-        let digest = Checksum::of_bytes(&bytes).to_string();
+        let digest = Checksum::of_bytes(&bytes);
         if is_skill_md {
-            // Parse the bytes served, not the catalog's earlier read, so the
-            // frontmatter always matches SKILL.md's digest.
-            // What the catalog parsed, unless escapes changed the bytes.
-            let read = entry.doc.as_ref().filter(|_| !marked);
-            match cache.parse(&digest, &bytes, read.map(|d| &d.frontmatter)) {
+            // The frontmatter of the bytes served, so it always matches
+            // SKILL.md's digest: the catalog's parse when it read these very
+            // bytes (neither changed since nor escaped), else parsed again.
+            let parsed = match entry.doc.as_ref().filter(|d| d.digest == digest) {
+                Some(doc) => Ok(doc.frontmatter.clone()),
+                None => skill::parse(&bytes).map(|doc| doc.frontmatter),
+            };
+            match parsed {
                 Ok(fm) => frontmatter = Some(fm),
                 Err(e) => {
                     snap.unsettled = true;
@@ -365,7 +359,7 @@ fn read_skill(
         }
         let uri = uri::file_uri(command, &rel);
         files.push(ServedFile {
-            digest,
+            digest: digest.to_string(),
             rel,
             uri,
             bytes: bytes.into(),
@@ -542,6 +536,33 @@ mod tests {
             matches!(snap.find("skill://a/references/x.md"), Some(Found::File(f)) if &*f.bytes == b"x")
         );
         assert!(snap.find("skill://a/link.txt").is_none());
+    }
+
+    /// The catalog's parse is reused only for the very bytes it parsed: a
+    /// `SKILL.md` rewritten (same size) between the catalog's read and the
+    /// snapshot's is parsed again, served as it now is, and marks the
+    /// snapshot unsettled so eligibility is judged again.
+    #[test]
+    fn frontmatter_is_of_the_bytes_served() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("skills");
+        let md = root.join("a/SKILL.md");
+        write(&md, "---\nname: a\ndescription: First\n---\n");
+        let env = Environment::isolated();
+        let catalog =
+            || Catalog::from_roots(&env, std::slice::from_ref(&root), ToolPolicy::default());
+        let same = Snapshot::build(catalog());
+        assert_eq!(same.skills[0].description, "First");
+        assert!(!same.unsettled);
+        let before = catalog();
+        write(&md, "---\nname: a\ndescription: Other\n---\n");
+        let changed = Snapshot::build(before);
+        assert_eq!(changed.skills[0].description, "Other");
+        assert_eq!(
+            changed.skills[0].files[0].digest,
+            Checksum::of_bytes(&std::fs::read(&md).unwrap()).to_string()
+        );
+        assert!(changed.unsettled);
     }
 
     #[test]

@@ -10,7 +10,6 @@
 //! Only modifications count: reading files raises access events on Linux,
 //! and the server's own reads must not wake it.
 
-use super::cache::Frontmatters;
 use super::resources::Snapshot;
 use super::server::Shared;
 use crate::engine::catalog::Catalog;
@@ -19,7 +18,7 @@ use crate::engine::discover;
 use notify::event::{EventKind, MetadataKind, ModifyKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,7 +46,7 @@ pub struct Watching {
 /// is served reloads at once. As ever, a change to a directory before its
 /// watch is set goes unseen. `log` receives one line per reload or
 /// problem. Call [`Watching::reload`] with what is served.
-pub fn spawn(env: Environment, cache: Option<PathBuf>, log: fn(&str)) -> notify::Result<Watching> {
+pub fn spawn(env: Environment, log: fn(&str)) -> notify::Result<Watching> {
     let (tx, rx) = channel::<()>();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
@@ -65,7 +64,7 @@ pub fn spawn(env: Environment, cache: Option<PathBuf>, log: fn(&str)) -> notify:
             add_watches(&env, &mut watcher, &mut watched, log);
             let _ = ready_tx.send(());
             if let Ok(shared) = start_rx.recv() {
-                reload_loop(env, cache, shared, watcher, watched, rx, log);
+                reload_loop(env, shared, watcher, watched, rx, log);
             }
         })
         .map_err(notify::Error::io)?;
@@ -163,18 +162,14 @@ fn settle(rx: &Receiver<()>) -> bool {
 }
 
 /// Reads the tree until two looks agree, then returns the snapshot.
-/// `cache` is the file of [`super::cache::Frontmatters`] to use, if any.
 pub fn build_settled(
     env: &Environment,
-    cache: Option<&Path>,
     rx: Option<&Receiver<()>>,
 ) -> Result<Snapshot, ConfigError> {
     let mut tries = 0;
     loop {
         let catalog = Catalog::build(env)?;
-        let mut frontmatters = Frontmatters::open(cache.map(Path::to_path_buf));
-        let snap = Snapshot::build_cached(catalog, &mut frontmatters);
-        frontmatters.save();
+        let snap = Snapshot::build(catalog);
         let moved = rx.is_some_and(drain);
         if (snap.unsettled || moved) && tries < MAX_RETRIES {
             tries += 1;
@@ -194,7 +189,6 @@ pub fn build_settled(
 
 fn reload_loop(
     env: Environment,
-    cache: Option<PathBuf>,
     shared: Arc<Shared>,
     mut watcher: RecommendedWatcher,
     mut watched: BTreeSet<(PathBuf, bool)>,
@@ -205,7 +199,7 @@ fn reload_loop(
         if !settle(&rx) {
             return;
         }
-        let snap = match build_settled(&env, cache.as_deref(), Some(&rx)) {
+        let snap = match build_settled(&env, Some(&rx)) {
             Ok(s) => s,
             Err(e) => {
                 log(&format!(

@@ -39,7 +39,6 @@ mod load;
 mod lock_registry;
 mod marketplace;
 mod mcp;
-mod mcp_cache;
 mod mcp_prompts;
 mod noop_runs;
 mod replace;

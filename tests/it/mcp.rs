@@ -70,7 +70,7 @@ fn unb64(v: &Value) -> Vec<u8> {
         .expect("base64")
 }
 
-pub fn digest(bytes: &[u8]) -> String {
+fn digest(bytes: &[u8]) -> String {
     skillpm::checksum::Checksum::of_bytes(bytes).to_string()
 }
 
@@ -1289,7 +1289,7 @@ fn the_official_inspector_verifies_every_listed_skill_in_both_eras() {
 
 /// `skillpm mcp` over stdio in `f`, sent `requests` after `initialize`
 /// and then a closed stdin: the answers by id, and what it wrote to stderr.
-pub fn stdio_batch(f: &Fixture, requests: &[Value]) -> (BTreeMap<u64, Value>, String) {
+fn stdio_batch(f: &Fixture, requests: &[Value]) -> (BTreeMap<u64, Value>, String) {
     let mut child = f
         .command(env!("CARGO_BIN_EXE_skillpm"))
         .arg("mcp")
@@ -1326,12 +1326,12 @@ pub fn stdio_batch(f: &Fixture, requests: &[Value]) -> (BTreeMap<u64, Value>, St
     (answers, common::stderr(&out))
 }
 
-pub fn request(id: u64, method: &str, params: Value) -> Value {
+fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// URI → (digest, size) of a `skills/get` answer's manifest.
-pub fn manifest(answer: &Value) -> BTreeMap<String, (String, u64)> {
+fn manifest(answer: &Value) -> BTreeMap<String, (String, u64)> {
     answer["result"]["skill"]["resources"]
         .as_array()
         .unwrap_or_else(|| panic!("no manifest: {answer}"))
