@@ -341,7 +341,11 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
             // The frontmatter of the bytes served, so it always matches
             // SKILL.md's digest: the catalog's parse when it read these very
             // bytes (neither changed since nor escaped), else parsed again.
-            let parsed = match entry.doc.as_ref().filter(|d| d.digest == digest) {
+            let parsed = match entry
+                .doc
+                .as_ref()
+                .filter(|_| entry.doc_digest == Some(digest))
+            {
                 Some(doc) => Ok(doc.frontmatter.clone()),
                 None => skill::parse(&bytes).map(|doc| doc.frontmatter),
             };

@@ -110,10 +110,6 @@ pub struct SkillDoc {
     /// parse. Loading forgives them; `validate` must not, and telling them
     /// apart from other warnings by their text would break silently.
     pub repaired_lines: Vec<usize>,
-    /// The digest of the bytes parsed: a reader holding bytes of the same
-    /// digest holds this parse too (`skillpm mcp` serves a `SKILL.md` read
-    /// after the catalogue's parse, and parses it again only if it differs).
-    pub digest: crate::checksum::Checksum,
 }
 
 /// Keys the Agent Skills specification and the known agent dialects define;
@@ -266,7 +262,6 @@ pub fn parse_frontmatter(bytes: &[u8]) -> Result<SkillDoc, SkillError> {
         key_lines,
         warnings,
         repaired_lines,
-        digest: crate::checksum::Checksum::of_bytes(bytes),
     })
 }
 

@@ -12,6 +12,7 @@ use crate::parallel::Workers;
 use crate::tools::{ToolPolicy, ToolRefs, ToolStatus, Verdict};
 use crate::triggers::{self, Triggers};
 use serde_json::{json, Value};
+use skillpm_core::checksum::Checksum;
 use skillpm_core::skill::{self, SkillDoc, SkillError, Warning};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -52,6 +53,12 @@ pub struct SkillEntry {
     pub requirements: Requirements,
     /// The parsed file; `None` when it could not be loaded.
     pub doc: Option<SkillDoc>,
+    /// The digest of the bytes `doc` was parsed from: a reader holding
+    /// bytes of the same digest holds this parse too (`skillpm mcp` serves
+    /// a `SKILL.md` read after the catalogue's, and parses it again only
+    /// if it differs). Hashed here, where the catalogue reads, so other
+    /// parsers (the audit, `validate`) do not pay for it.
+    pub doc_digest: Option<Checksum>,
     /// What should bring the skill forward ([`crate::triggers`]).
     pub triggers: Triggers,
     /// `brief_description`, else the first sentence of the description.
@@ -152,7 +159,7 @@ impl Catalog {
         env: &Environment,
         layout: discover::Layout,
         found: Vec<Found>,
-        parsed: Vec<Result<SkillDoc, SkillError>>,
+        parsed: Vec<Parsed>,
         dialect: Option<&[Key]>,
         tool_policy: ToolPolicy,
     ) -> Catalog {
@@ -263,20 +270,23 @@ impl Catalog {
     }
 }
 
+/// A `SKILL.md` parsed, with the digest of the bytes it was parsed from.
+type Parsed = Result<(SkillDoc, Checksum), SkillError>;
+
 /// Parses every `SKILL.md`, spread over the available cores: reading and
 /// YAML parsing dominate `status` on large trees.
-fn parse_all(workers: &Workers, found: &[Found]) -> Vec<Result<SkillDoc, SkillError>> {
+fn parse_all(workers: &Workers, found: &[Found]) -> Vec<Parsed> {
     workers.chunked(found, 64, |part| {
-        part.iter().map(|f| skill::read(&f.skill_md)).collect()
+        part.iter()
+            .map(|f| {
+                let bytes = skill::read_bytes(&f.skill_md)?;
+                Ok((skill::parse(&bytes)?, Checksum::of_bytes(&bytes)))
+            })
+            .collect()
     })
 }
 
-fn entry(
-    f: Found,
-    doc: Result<SkillDoc, SkillError>,
-    roots: &[Root],
-    dialect: Option<&[Key]>,
-) -> SkillEntry {
+fn entry(f: Found, doc: Parsed, roots: &[Root], dialect: Option<&[Key]>) -> SkillEntry {
     let dir_name = f
         .dir
         .file_name()
@@ -298,6 +308,7 @@ fn entry(
         warnings: Vec::new(),
         requirements: Requirements::default(),
         doc: None,
+        doc_digest: None,
         installed: None,
         triggers: Triggers::default(),
         brief: String::new(),
@@ -307,7 +318,8 @@ fn entry(
         needed_by: Vec::new(),
     };
     match doc {
-        Ok(doc) => {
+        Ok((doc, digest)) => {
+            e.doc_digest = Some(digest);
             if let Some(n) = doc.name() {
                 if n != dir_name {
                     e.warnings.push(Warning {
