@@ -14,6 +14,7 @@
 //! - [`tools`]: `list_skills`, `search_skills`, `load_skill`
 //! - [`prompts`]: skill commands as MCP prompts
 //! - [`server`]: the handler and change notifications for both eras
+//! - [`named`]: the server's name in every result's `_meta`
 //! - [`sessions`]: the bound on live Streamable HTTP sessions
 //! - [`stdio`]: the stdio transport, answering lines that are not JSON
 //! - [`watch`]: live reload
@@ -22,6 +23,7 @@
 
 pub mod early;
 pub mod loaded;
+pub mod named;
 pub mod prompts;
 pub mod resources;
 pub mod server;

@@ -14,6 +14,7 @@
 //! broadcast of [`Change`]s.
 
 use super::loaded::Loaded;
+use super::named::{self, Named};
 use super::resources::{as_text, mime_type, Found, Snapshot};
 use super::uri::{canonical, INDEX_URI, LIFECYCLE_URI};
 use super::{prompts, skills_ext, tools};
@@ -21,8 +22,8 @@ use rmcp::model::{
     CallToolRequestMethod, CallToolRequestParams, CallToolResponse, ConstString, CustomRequest,
     CustomResult, ErrorCode, ErrorData, GetPromptRequestMethod, GetPromptRequestParams,
     GetPromptResponse, GetSkillRequestMethod, GetSkillRequestParams, GetSkillResult,
-    Implementation, ListPromptsRequestMethod, ListPromptsResult,
-    ListResourceTemplatesRequestMethod, ListResourcesRequestMethod, ListResourcesResult,
+    ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
+    ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult,
     ListSkillsRequestMethod, ListSkillsResult, ListToolsRequestMethod, ListToolsResult,
     PaginatedRequestParams, ReadResourceDirectoryRequestMethod, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestMethod, ReadResourceRequestParams,
@@ -335,7 +336,7 @@ impl ServerHandler for SkillServer {
             .enable_skills_with_directory_read()
             .build();
         ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("skillpm", env!("CARGO_PKG_VERSION")))
+            .with_server_info(named::server_info())
             .with_instructions(
                 "Agent skills of this project. Hosts with the Skills extension use skills/list; \
                  others call list_skills or search_skills, then load_skill, and read bundled \
@@ -362,7 +363,16 @@ impl ServerHandler for SkillServer {
         let (items, next) = page(all, |r| r.uri.as_str(), after);
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
-        Ok(result)
+        Ok(result.named())
+    }
+
+    /// None are served; answered here so the empty list names the server.
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(Vec::new()).named())
     }
 
     async fn read_resource(
@@ -380,7 +390,7 @@ impl ServerHandler for SkillServer {
                 .document(&snap.skills);
             let bytes = serde_json::to_vec_pretty(&doc).unwrap_or_default();
             let c = contents(&request.uri, "lifecycle.json", &bytes);
-            return Ok(ReadResourceResult::new(vec![c]).into());
+            return Ok(ReadResourceResult::new(vec![c]).named().into());
         }
         if let Some(s) = snap.skill_by_uri(&key) {
             self.loaded
@@ -393,7 +403,7 @@ impl ServerHandler for SkillServer {
             Some(Found::Index(bytes)) => contents(&request.uri, "index.json", bytes),
             None => return Err(not_found(&request.uri)),
         };
-        Ok(ReadResourceResult::new(vec![c]).into())
+        Ok(ReadResourceResult::new(vec![c]).named().into())
     }
 
     async fn subscribe(
@@ -502,7 +512,7 @@ impl ServerHandler for SkillServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::list()))
+        Ok(ListToolsResult::with_all_items(tools::list()).named())
     }
 
     async fn call_tool(
@@ -514,7 +524,7 @@ impl ServerHandler for SkillServer {
         let snap = self.snapshot();
         let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
         tools::call(&snap, &request.name, &args, &mut loaded)
-            .map(Into::into)
+            .map(|r| r.named().into())
             .ok_or_else(|| ErrorData::invalid_params(format!("no tool `{}`", request.name), None))
     }
 
@@ -527,7 +537,7 @@ impl ServerHandler for SkillServer {
         let (items, next) = page(&all, |p| p.name.as_str(), name_cursor(&request)?);
         let mut result = ListPromptsResult::with_all_items(items);
         result.next_cursor = next;
-        Ok(result)
+        Ok(result.named())
     }
 
     async fn get_prompt(
@@ -544,7 +554,7 @@ impl ServerHandler for SkillServer {
                 .unwrap_or_else(PoisonError::into_inner)
                 .activate(s);
         }
-        Ok(result.into())
+        Ok(result.named().into())
     }
 
     async fn on_custom_request(
@@ -571,7 +581,7 @@ impl ServerHandler for SkillServer {
         let (items, next) = page(&snap.listed, |s| s.uri.as_str(), cursor(&request)?);
         let mut result = ListSkillsResult::with_all_items(items);
         result.next_cursor = next;
-        Ok(result)
+        Ok(result.named())
     }
 
     async fn get_skill(
@@ -586,9 +596,11 @@ impl ServerHandler for SkillServer {
             .binary_search_by(|s| s.uri.as_str().cmp(&request.uri))
             .ok()
             .map(|i| snap.listed[i].clone());
-        found.map(GetSkillResult::new).ok_or_else(|| {
-            ErrorData::invalid_params(format!("no served skill at `{}`", request.uri), None)
-        })
+        found
+            .map(|s| GetSkillResult::new(s).named())
+            .ok_or_else(|| {
+                ErrorData::invalid_params(format!("no served skill at `{}`", request.uri), None)
+            })
     }
 
     async fn read_resource_directory(
@@ -598,7 +610,7 @@ impl ServerHandler for SkillServer {
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
         let key = canonical(&request.uri).map_err(refused)?;
         skills_ext::directory(&self.snapshot(), &key)
-            .map(ReadResourceDirectoryResult::with_all_items)
+            .map(|items| ReadResourceDirectoryResult::with_all_items(items).named())
             .ok_or_else(|| {
                 ErrorData::invalid_params(
                     format!("not a served directory: `{}`", request.uri),

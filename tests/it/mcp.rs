@@ -1588,3 +1588,47 @@ fn the_typescript_sdks_skills_client_verifies_every_listed_file() {
         );
     }
 }
+
+/// Every result names the server in `_meta`, as the 2026-07-28 revision
+/// asks (its clients need not have sent `initialize`, whose answer names
+/// it in the body): lists, reads, tool calls and the extension's methods
+/// alike, with the version the binary reports. (`ping`, gone from that
+/// revision, answers `{}` as before.)
+#[test]
+fn every_result_names_the_server_in_its_meta() {
+    let tree = Tree::new();
+    let methods = [
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("resources/read", json!({"uri": "skill://alpha/SKILL.md"})),
+        ("resources/directory/read", json!({"uri": "skill://alpha"})),
+        ("tools/list", json!({})),
+        (
+            "tools/call",
+            json!({"name": "list_skills", "arguments": {}}),
+        ),
+        ("prompts/list", json!({})),
+        ("skills/list", json!({})),
+        ("skills/get", json!({"uri": "skill://alpha/SKILL.md"})),
+    ];
+    let requests: Vec<Value> = (1..)
+        .zip(&methods)
+        .map(|(id, (method, params))| request(id, method, params.clone()))
+        .collect();
+    let (answers, stderr) = stdio_batch(&tree.f, &requests);
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(answers[&0]["result"]["serverInfo"]["name"], "skillpm");
+    for (id, (method, _)) in (1..).zip(&methods) {
+        let answer = &answers
+            .get(&id)
+            .unwrap_or_else(|| panic!("{method}: {stderr}"));
+        let named = &answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+        assert_eq!(named["name"], "skillpm", "{method}: {answer}");
+        assert_eq!(named["version"], version, "{method}: {answer}");
+    }
+    // What the result carries otherwise is untouched.
+    assert_eq!(
+        answers[&3]["result"]["contents"][0]["uri"],
+        "skill://alpha/SKILL.md"
+    );
+}
