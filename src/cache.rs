@@ -47,6 +47,8 @@ const GIT: &str = "git-v1";
 const INSTALLED: &str = "installed-v2";
 /// Stamps of path dependencies' directories (see [`Cache::path_dep_stamp`]).
 const PATHS: &str = "paths-v1";
+/// What `skillpm mcp` keeps between starts, one file per project.
+const MCP: &str = "mcp-v1";
 const TMP: &str = "tmp";
 /// The forms a package is stored in (the way `Format::of_package` tells
 /// them apart), `likely` first: a caller that knows the package's source
@@ -180,6 +182,12 @@ impl Cache {
         self.write_stamp(PATHS, dir, c, fingerprint)
     }
 
+    /// Where `skillpm mcp` keeps what spares it reading an unchanged tree
+    /// at start-up, for the project at `dir`.
+    pub fn mcp_state(&self, dir: &Path) -> PathBuf {
+        self.stamp_file(MCP, dir)
+    }
+
     fn read_stamp(&self, bucket: &str, dir: &Path, c: &Checksum) -> Option<String> {
         let text = bounded::read_to_string(&self.stamp_file(bucket, dir), STAMP_BYTES).ok()?;
         let (checksum, fingerprint) = text.split_once(' ')?;
@@ -259,7 +267,7 @@ impl Cache {
 
     /// Removes everything but the lock file.
     pub fn clean(&self) -> Result<(), CacheError> {
-        for sub in [TARBALLS, INDEX, GIT, INSTALLED, PATHS, TMP]
+        for sub in [TARBALLS, INDEX, GIT, INSTALLED, PATHS, MCP, TMP]
             .into_iter()
             .chain(LEGACY)
         {

@@ -139,7 +139,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Some(addr) => skillpm::mcp::Transport::Http(addr),
                 None => skillpm::mcp::Transport::Stdio,
             };
-            skillpm::mcp::run(env, transport)?;
+            let kept = skillpm::Cache::default_dir()
+                .map(|d| skillpm::Cache::new(d).mcp_state(&env.project_base()));
+            skillpm::mcp::run(env, transport, kept)?;
         }
         Command::Package(p) => return package_command(p, &env, cli.quiet),
         Command::Audit {

@@ -11,12 +11,13 @@
 use super::resources::ServedSkill;
 use crate::engine::lifecycle::Lifecycle;
 use serde_json::{json, Value};
+use skillpm_core::checksum::Checksum;
 use std::collections::BTreeMap;
 
 /// Command → digest of the `SKILL.md` this session was given, and the
 /// stage it reached with it.
 #[derive(Debug, Default)]
-pub struct Loaded(BTreeMap<String, (String, Lifecycle)>);
+pub struct Loaded(BTreeMap<String, (Checksum, Lifecycle)>);
 
 impl Loaded {
     /// The session fetched `s`'s instructions.
@@ -33,12 +34,12 @@ impl Loaded {
     fn reach(&mut self, s: &ServedSkill, stage: Lifecycle) {
         let Some(d) = skill_md_digest(s) else { return };
         let kept = self.lifecycle(s).max(stage);
-        self.0.insert(s.command.clone(), (d.to_string(), kept));
+        self.0.insert(s.command.clone(), (d, kept));
     }
 
     pub fn lifecycle(&self, s: &ServedSkill) -> Lifecycle {
         match (self.0.get(&s.command), skill_md_digest(s)) {
-            (Some((got, stage)), Some(now)) if got == now => *stage,
+            (Some((got, stage)), Some(now)) if *got == now => *stage,
             _ => Lifecycle::Eligible,
         }
     }
@@ -54,9 +55,6 @@ impl Loaded {
     }
 }
 
-fn skill_md_digest(s: &ServedSkill) -> Option<&str> {
-    s.files
-        .iter()
-        .find(|f| f.uri == s.uri)
-        .map(|f| f.digest.as_str())
+fn skill_md_digest(s: &ServedSkill) -> Option<Checksum> {
+    s.files.iter().find(|f| f.uri == s.uri).map(|f| f.digest)
 }

@@ -18,10 +18,12 @@
 //! - [`sessions`]: the bound on live Streamable HTTP sessions
 //! - [`stdio`]: the stdio transport, answering lines that are not JSON
 //! - [`watch`]: live reload
+//! - [`kept`]: what is kept between starts
 //!
 //! Logs go to stderr only: on stdio, stdout carries the protocol.
 
 pub mod early;
+pub mod kept;
 pub mod loaded;
 pub mod named;
 pub mod prompts;
@@ -37,6 +39,7 @@ pub mod watch;
 use crate::engine::config::Environment;
 use server::{Shared, SkillServer};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 /// Where the server talks to its host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +75,13 @@ fn log(line: &str) {
 }
 
 /// Serves until the host closes stdin (stdio) or the process is stopped.
-pub fn run(env: Environment, transport: Transport) -> Result<(), ServeError> {
+/// `kept` is where the start-up cache is kept ([`kept`]); `None` keeps
+/// nothing.
+pub fn run(
+    env: Environment,
+    transport: Transport,
+    kept: Option<PathBuf>,
+) -> Result<(), ServeError> {
     // Anyone who can reach the port reads every served skill, and the SDK's
     // DNS-rebinding guard admits loopback `Host` headers only, so a wider
     // bind would be both unsafe and useless.
@@ -81,25 +90,35 @@ pub fn run(env: Environment, transport: Transport) -> Result<(), ServeError> {
             return Err(ServeError::NotLoopback(addr));
         }
     }
-    let watching = watch::spawn(env.clone(), log)?;
-    let snap = watch::build_settled(&env, None).map_err(ServeError::Catalog)?;
+    let mut store = kept::Store::open(kept);
+    let snap = watch::build_settled(&env, None, &mut store.kept).map_err(ServeError::Catalog)?;
+    let read = snap.read;
     for n in &snap.notes {
         log(n);
     }
-    log(&format!("serving {} skill(s)", snap.skills.len()));
+    log(&format!(
+        "serving {} skill(s); {} file(s) read, {} SKILL.md parsed, the rest known unchanged",
+        snap.skills.len(),
+        snap.read,
+        store.kept.parses.parsed
+    ));
     let shared = Shared::new(snap);
-    let _reloader = watching.reload(shared.clone());
+    store.owe(read);
+    let closer = store.closer();
+    let _reloader = watch::start(env, shared.clone(), store, read, log)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    rt.block_on(async move {
+    let served = rt.block_on(async move {
         match transport {
             Transport::Stdio => serve_stdio(shared).await,
             Transport::Http(addr) => serve_http(shared, addr).await,
         }
-    })
+    });
+    closer.close();
+    served
 }
 
 async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<(), ServeError> {

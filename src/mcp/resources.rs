@@ -12,16 +12,18 @@
 //! skill's manifest too, as the MCP Skills extension (SEP-2640) wants
 //! manifests complete. A skill over the extension's limits is not served.
 
+use super::kept::{Known, KnownFile};
 use super::uri::{self, INDEX_URI};
 use crate::engine::catalog::{Catalog, SkillEntry};
 use crate::engine::files as files_walk;
 use crate::engine::search::SearchIndex;
 use serde_json::{json, Map, Value};
 use skillpm_core::checksum::Checksum;
+use skillpm_core::fingerprint::Fingerprint;
 use skillpm_core::skill;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Most files in one skill, `SKILL.md` and nested skills' files included,
 /// and most bytes served from it: the MCP Skills extension's limits (as
@@ -41,9 +43,91 @@ pub struct ServedFile {
     /// `/`-separated path inside the skill; the skill file is `SKILL.md`.
     pub rel: String,
     pub uri: String,
-    pub bytes: Arc<[u8]>,
-    /// `sha256:` and 64 lowercase hex digits.
-    pub digest: String,
+    /// Where it is read from: its real path, inside the skill.
+    pub path: PathBuf,
+    /// Of the bytes served.
+    pub digest: Checksum,
+    /// Bytes served.
+    pub size: u64,
+    /// Whether the bytes served are text ([`as_text`]).
+    pub text: bool,
+    /// The file's fingerprint when its digest was taken, if the next
+    /// build may trust it ([`Fingerprint::settled`]).
+    pub fingerprint: Option<Fingerprint>,
+    /// The bytes served: read when the snapshot was built, or on the
+    /// first request when the file was known unchanged ([`Known`]).
+    bytes: OnceLock<Arc<[u8]>>,
+}
+
+/// A file changed on disk since its digest was taken: it is not served
+/// until the snapshot is built again.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} changed on disk since it was listed; the server reloads it")]
+pub struct Changed(pub String);
+
+impl ServedFile {
+    /// A file read now; `bytes` are what is served.
+    fn read(
+        rel: String,
+        uri: String,
+        path: PathBuf,
+        bytes: Vec<u8>,
+        digest: Checksum,
+        fingerprint: Option<Fingerprint>,
+    ) -> ServedFile {
+        ServedFile {
+            size: bytes.len() as u64,
+            text: as_text(&bytes).is_some(),
+            digest,
+            rel,
+            uri,
+            path,
+            fingerprint,
+            bytes: OnceLock::from(Arc::from(bytes)),
+        }
+    }
+
+    /// A file known unchanged since an earlier read: not read now.
+    fn kept(
+        rel: String,
+        uri: String,
+        path: PathBuf,
+        k: &KnownFile,
+        fingerprint: Option<Fingerprint>,
+    ) -> ServedFile {
+        ServedFile {
+            rel,
+            uri,
+            path,
+            digest: k.digest,
+            size: k.size,
+            text: k.text,
+            fingerprint,
+            bytes: OnceLock::new(),
+        }
+    }
+
+    /// The bytes served. A file not read since the snapshot was built is
+    /// read now, and served only if it is still the file its digest was
+    /// taken of: at the same real path (not a link put in its place) and
+    /// with the same digest once escaped, so what a client reads always
+    /// matches the manifest.
+    pub fn bytes(&self) -> Result<Arc<[u8]>, Changed> {
+        if let Some(b) = self.bytes.get() {
+            return Ok(b.clone());
+        }
+        let changed = || Changed(self.uri.clone());
+        let raw =
+            skillpm_core::bounded::read(&self.path, MAX_SKILL_BYTES).map_err(|_| changed())?;
+        if self.path.canonicalize().ok().as_deref() != Some(self.path.as_path()) {
+            return Err(changed());
+        }
+        let (served, _) = served_bytes(raw);
+        if Checksum::of_bytes(&served) != self.digest {
+            return Err(changed());
+        }
+        Ok(self.bytes.get_or_init(|| served.into()).clone())
+    }
 }
 
 /// One served skill: its frontmatter as parsed from the very bytes served.
@@ -91,6 +175,8 @@ pub struct Snapshot {
     pub unsettled: bool,
     /// One line per thing left out (symlink out, too large, ...), for stderr.
     pub notes: Vec<String>,
+    /// How many files were read to build it, rather than known unchanged.
+    pub read: usize,
 }
 
 /// What a read of one URI found.
@@ -100,11 +186,12 @@ pub enum Found<'a> {
 }
 
 impl Snapshot {
-    /// Reads every served skill of `catalog`.
-    pub fn build(catalog: Catalog) -> Snapshot {
+    /// Reads every served skill of `catalog`, but not the files `known`
+    /// holds unchanged.
+    pub fn build(catalog: Catalog, known: &Known) -> Snapshot {
         let mut snap = Snapshot::default();
         for entry in catalog.visible() {
-            if let Some(s) = read_skill(entry, &mut snap) {
+            if let Some(s) = read_skill(entry, &mut snap, known) {
                 snap.skills.push(s);
             }
         }
@@ -225,11 +312,11 @@ impl Snapshot {
     }
 
     /// Every served file URI with its digest, for change detection.
-    pub fn digests(&self) -> BTreeMap<&str, &str> {
+    pub fn digests(&self) -> BTreeMap<&str, Checksum> {
         self.skills
             .iter()
             .flat_map(|s| s.files.iter())
-            .map(|f| (f.uri.as_str(), f.digest.as_str()))
+            .map(|f| (f.uri.as_str(), f.digest))
             .collect()
     }
 }
@@ -258,14 +345,8 @@ pub fn as_text(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
-fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
+fn read_skill(entry: &SkillEntry, snap: &mut Snapshot, known: &Known) -> Option<ServedSkill> {
     let command = &entry.command;
-    let Ok(base_dir) = entry.path.canonicalize() else {
-        snap.notes
-            .push(format!("{command}: skill directory vanished"));
-        snap.unsettled = true;
-        return None;
-    };
     let mut notes = Vec::new();
     let over = |snap: &mut Snapshot, what: String| -> Option<ServedSkill> {
         snap.notes.push(format!(
@@ -274,7 +355,14 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
         ));
         None
     };
-    let Some(paths) = walk(&base_dir, &entry.skill_md, &mut notes) else {
+    let found = files_walk::skill_tree_files(&entry.path);
+    let Some(base_dir) = found.base.clone() else {
+        snap.notes
+            .push(format!("{command}: skill directory vanished"));
+        snap.unsettled = true;
+        return None;
+    };
+    let Some(paths) = walk(found, &entry.skill_md, &mut notes) else {
         snap.notes.push(format!(
             "{command}: not served: more than {} entries to walk, so its manifest \
              cannot be known complete",
@@ -286,88 +374,99 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
         return over(snap, format!("{} files", paths.len()));
     }
     // Sizes on disk first, so a skill plainly over is not read at all.
-    let on_disk: u64 = paths
+    let metas: Vec<Option<std::fs::Metadata>> = paths
         .iter()
-        .filter_map(|(_, p)| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
+        .map(|(_, p)| std::fs::metadata(p).ok())
+        .collect();
+    let on_disk: u64 = metas.iter().flatten().map(|m| m.len()).sum();
     if on_disk > MAX_SKILL_BYTES {
         return over(snap, format!("{on_disk} bytes"));
     }
+    let now = std::time::SystemTime::now();
     let mut files = Vec::new();
     let mut total = 0u64;
     let mut frontmatter = None;
     let mut marked = false;
-    for (rel, path) in paths {
+    for ((rel, path), meta) in paths.into_iter().zip(metas) {
         let is_skill_md = rel == "SKILL.md";
-        let bytes = match skillpm_core::bounded::read(&path, MAX_SKILL_BYTES) {
-            Ok(b) => b,
-            Err(e) => {
-                notes.push(format!("{rel}: {e}"));
+        let fingerprint = meta.as_ref().map(Fingerprint::of);
+        let uri = uri::file_uri(command, &rel);
+        // A file whose fingerprint is as it was when last read is not
+        // read now: its bytes are read, and checked against the digest,
+        // when a client asks for them. `SKILL.md` so only when the
+        // catalogue parsed the bytes of that digest, so the frontmatter
+        // served is theirs.
+        let kept = fingerprint
+            .and_then(|fp| known.get(&path, fp))
+            .filter(|k| !is_skill_md || entry.doc.is_some() && entry.doc_digest == Some(k.digest));
+        let file = match kept {
+            Some(k) => {
                 if is_skill_md {
-                    snap.unsettled = true;
-                    snap.notes
-                        .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
-                    return None;
+                    frontmatter = entry.doc.as_ref().map(|d| d.frontmatter.clone());
                 }
-                continue;
+                ServedFile::kept(rel, uri, path, k, fingerprint)
             }
-        };
-        // The file may have been replaced by a link out while we read it.
-        if !path.canonicalize().is_ok_and(|p| p.starts_with(&base_dir)) {
-            notes.push(format!("{rel}: changed into a link out of the skill"));
-            continue;
-        }
-        // Text reaches the model: what must not reach it as is (controls,
-        // bidi overrides, invisible carriers) is served escaped, the same
-        // rule as the CLI's and `load`'s, and the digest is of what is
-        // served.
-        let bytes = match as_text(&bytes).map(skillpm_core::text::sanitize) {
-            Some(std::borrow::Cow::Owned(shown)) => {
-                marked |= is_skill_md;
-                shown.into_bytes()
+            None => {
+                let bytes = match skillpm_core::bounded::read(&path, MAX_SKILL_BYTES) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        notes.push(format!("{rel}: {e}"));
+                        if is_skill_md {
+                            snap.unsettled = true;
+                            snap.notes
+                                .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
+                            return None;
+                        }
+                        continue;
+                    }
+                };
+                // The file may have been replaced by a link out while we read it.
+                if !path.canonicalize().is_ok_and(|p| p.starts_with(&base_dir)) {
+                    notes.push(format!("{rel}: changed into a link out of the skill"));
+                    continue;
+                }
+                let (bytes, escaped) = served_bytes(bytes);
+                marked |= is_skill_md && escaped;
+                let digest = Checksum::of_bytes(&bytes);
+                if is_skill_md {
+                    // The frontmatter of the bytes served, so it always matches
+                    // SKILL.md's digest: the catalog's parse when it read these very
+                    // bytes (neither changed since nor escaped), else parsed again.
+                    let parsed = match entry
+                        .doc
+                        .as_ref()
+                        .filter(|_| entry.doc_digest == Some(digest))
+                    {
+                        Some(doc) => Ok(doc.frontmatter.clone()),
+                        None => skill::parse(&bytes).map(|doc| doc.frontmatter),
+                    };
+                    match parsed {
+                        Ok(fm) => frontmatter = Some(fm),
+                        Err(e) => {
+                            snap.unsettled = true;
+                            snap.notes.push(format!(
+                                "{command}: SKILL.md changed while read: {}",
+                                e.detail()
+                            ));
+                            return None;
+                        }
+                    }
+                }
+                // Kept for the next build only if no change can hide in
+                // the file system's clock tick (see `Fingerprint::settled`).
+                let fingerprint = fingerprint.filter(|fp| fp.settled(now));
+                snap.read += 1;
+                ServedFile::read(rel, uri, path, bytes, digest, fingerprint)
             }
-            _ => bytes,
         };
         // What a host loads is what is served, escapes included.
-        total += bytes.len() as u64;
+        total += file.size;
         if total > MAX_SKILL_BYTES {
             snap.notes
                 .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
             return over(snap, format!("more than {MAX_SKILL_BYTES} bytes as served"));
         }
-        let digest = Checksum::of_bytes(&bytes);
-        if is_skill_md {
-            // The frontmatter of the bytes served, so it always matches
-            // SKILL.md's digest: the catalog's parse when it read these very
-            // bytes (neither changed since nor escaped), else parsed again.
-            let parsed = match entry
-                .doc
-                .as_ref()
-                .filter(|_| entry.doc_digest == Some(digest))
-            {
-                Some(doc) => Ok(doc.frontmatter.clone()),
-                None => skill::parse(&bytes).map(|doc| doc.frontmatter),
-            };
-            match parsed {
-                Ok(fm) => frontmatter = Some(fm),
-                Err(e) => {
-                    snap.unsettled = true;
-                    snap.notes.push(format!(
-                        "{command}: SKILL.md changed while read: {}",
-                        e.detail()
-                    ));
-                    return None;
-                }
-            }
-        }
-        let uri = uri::file_uri(command, &rel);
-        files.push(ServedFile {
-            digest: digest.to_string(),
-            rel,
-            uri,
-            bytes: bytes.into(),
-        });
+        files.push(file);
     }
     snap.notes
         .extend(notes.into_iter().map(|n| format!("{command}: {n}")));
@@ -392,27 +491,50 @@ fn read_skill(entry: &SkillEntry, snap: &mut Snapshot) -> Option<ServedSkill> {
     })
 }
 
+/// What is served of a file's bytes: text reaches the model, so what must
+/// not reach it as is (controls, bidi overrides, invisible carriers) is
+/// escaped, the same rule as the CLI's and `load`'s, and the digest is of
+/// what is served. True when something was escaped.
+fn served_bytes(bytes: Vec<u8>) -> (Vec<u8>, bool) {
+    match as_text(&bytes).map(skillpm_core::text::sanitize) {
+        Some(std::borrow::Cow::Owned(shown)) => (shown.into_bytes(), true),
+        _ => (bytes, false),
+    }
+}
+
 /// A frontmatter key's value when it is a string, as `SkillDoc` reads it.
 fn str_key<'a>(frontmatter: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     frontmatter.get(key).and_then(Value::as_str)
 }
 
-/// The files of the skill at `base` (canonical), as `(rel, path)`: its
-/// `SKILL.md` first, then what [`crate::engine::files`] finds, nested
-/// skills included; `None` when the walk stopped at its entry cap, as the
-/// files found then are not all of the skill.
-fn walk(base: &Path, skill_md: &Path, notes: &mut Vec<String>) -> Option<Vec<(String, PathBuf)>> {
-    let found = files_walk::skill_tree_files(base);
+/// The files of a skill as `(rel, path)`: its `SKILL.md` first, then what
+/// [`crate::engine::files`] `found`, nested skills included; `None` when
+/// the walk stopped at its entry cap, as the files found then are not all
+/// of the skill.
+fn walk(
+    found: files_walk::SkillFiles,
+    skill_md: &Path,
+    notes: &mut Vec<String>,
+) -> Option<Vec<(String, PathBuf)>> {
+    let base = found.base.as_deref()?;
     if found.truncated {
         return None;
     }
-    notes.extend(found.notes);
+    // A `SKILL.md` that is no link is where the real directory says; only
+    // a link needs resolving (the same as resolving every one, at a
+    // fraction of the system calls over thousands of skills).
+    let name = skill_md.file_name().unwrap_or_default();
+    let real = match std::fs::symlink_metadata(skill_md) {
+        Ok(m) if !m.file_type().is_symlink() => Ok(base.join(name)),
+        _ => skill_md.canonicalize(),
+    };
     let mut out = Vec::with_capacity(found.files.len() + 1);
-    match skill_md.canonicalize() {
+    match real {
         Ok(real) if real.starts_with(base) => out.push(("SKILL.md".to_string(), real)),
         Ok(_) => notes.push("SKILL.md: refused, a symlink out of the skill".to_string()),
         Err(_) => {}
     }
+    notes.extend(found.notes);
     out.extend(found.files);
     Some(out)
 }
@@ -427,7 +549,7 @@ fn index_json(skills: &[ServedSkill]) -> Vec<u8> {
                 .files
                 .iter()
                 .find(|f| f.uri == s.uri)
-                .map(|f| f.digest.as_str())
+                .map(|f| f.digest.to_string())
                 .unwrap_or_default();
             json!({
                 "name": s.name,
@@ -479,11 +601,10 @@ mod tests {
 
     fn snapshot(root: &Path) -> Snapshot {
         let env = Environment::isolated();
-        Snapshot::build(Catalog::from_roots(
-            &env,
-            &[root.to_path_buf()],
-            ToolPolicy::default(),
-        ))
+        Snapshot::build(
+            Catalog::from_roots(&env, &[root.to_path_buf()], ToolPolicy::default()),
+            &Known::default(),
+        )
     }
 
     #[test]
@@ -537,7 +658,7 @@ mod tests {
             ]
         );
         assert!(
-            matches!(snap.find("skill://a/references/x.md"), Some(Found::File(f)) if &*f.bytes == b"x")
+            matches!(snap.find("skill://a/references/x.md"), Some(Found::File(f)) if &*f.bytes().unwrap() == b"x")
         );
         assert!(snap.find("skill://a/link.txt").is_none());
     }
@@ -555,18 +676,70 @@ mod tests {
         let env = Environment::isolated();
         let catalog =
             || Catalog::from_roots(&env, std::slice::from_ref(&root), ToolPolicy::default());
-        let same = Snapshot::build(catalog());
+        let same = Snapshot::build(catalog(), &Known::default());
         assert_eq!(same.skills[0].description, "First");
         assert!(!same.unsettled);
         let before = catalog();
         write(&md, "---\nname: a\ndescription: Other\n---\n");
-        let changed = Snapshot::build(before);
+        let changed = Snapshot::build(before, &Known::default());
         assert_eq!(changed.skills[0].description, "Other");
         assert_eq!(
             changed.skills[0].files[0].digest,
-            Checksum::of_bytes(&std::fs::read(&md).unwrap()).to_string()
+            Checksum::of_bytes(&std::fs::read(&md).unwrap())
         );
         assert!(changed.unsettled);
+    }
+
+    /// A snapshot that knows a file unchanged does not read it; its bytes
+    /// are read on request and served only while they still have the
+    /// digest listed: a file rewritten since, or swapped for a link out of
+    /// the skill, is refused, and a rewrite is read at the next build.
+    #[test]
+    fn known_files_are_read_on_request_and_checked() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("skills");
+        write(
+            &root.join("a/SKILL.md"),
+            "---\nname: a\ndescription: d\n---\n",
+        );
+        write(&root.join("a/r.md"), "one");
+        write(&root.join("a/s.md"), "two");
+        write(&t.path().join("secret.md"), "one");
+        let env = Environment::isolated();
+        let catalog =
+            || Catalog::from_roots(&env, std::slice::from_ref(&root), ToolPolicy::default());
+        let mut first = Snapshot::build(catalog(), &Known::default());
+        assert_eq!(first.read, 3);
+        // Files written a moment ago are never kept (their fingerprint
+        // could hide a change in the same clock tick); these are taken as
+        // settled, as they would be a few seconds later.
+        for f in &mut first.skills[0].files {
+            f.fingerprint = Some(Fingerprint::of(&std::fs::metadata(&f.path).unwrap()));
+        }
+        let known = Known::of(&first);
+        let second = Snapshot::build(catalog(), &known);
+        assert_eq!(second.read, 0, "nothing read: {:?}", second.notes);
+        assert_eq!(second.digests(), first.digests());
+        let file = |snap: &Snapshot, rel: &str| match snap.find(&format!("skill://a/{rel}")) {
+            Some(Found::File(f)) => f.clone(),
+            _ => panic!("{rel} not served"),
+        };
+        assert_eq!(&*file(&second, "r.md").bytes().unwrap(), b"one");
+        std::fs::write(root.join("a/r.md"), "ONE").unwrap();
+        assert!(file(&second, "r.md").bytes().is_err(), "rewritten");
+        #[cfg(unix)]
+        {
+            std::fs::remove_file(root.join("a/s.md")).unwrap();
+            std::os::unix::fs::symlink(t.path().join("secret.md"), root.join("a/s.md")).unwrap();
+            assert!(file(&second, "s.md").bytes().is_err(), "a link out");
+        }
+        let third = Snapshot::build(catalog(), &known);
+        assert_eq!(&*file(&third, "r.md").bytes().unwrap(), b"ONE");
+        assert_eq!(
+            file(&third, "r.md").digest,
+            Checksum::of_bytes(b"ONE"),
+            "the rewrite was read again"
+        );
     }
 
     #[test]

@@ -271,8 +271,8 @@ fn resources(snap: &Snapshot) -> Vec<Resource> {
                 false => format!("{}/{}", s.command, f.rel),
             };
             let mut r = Resource::new(f.uri.clone(), name)
-                .with_mime_type(mime_type(&f.rel, as_text(&f.bytes).is_some()))
-                .with_size(f.bytes.len() as u64);
+                .with_mime_type(mime_type(&f.rel, f.text))
+                .with_size(f.size);
             if skill_md {
                 r = r.with_description(s.description.clone());
             }
@@ -399,7 +399,12 @@ impl ServerHandler for SkillServer {
                 .record(s);
         }
         let c = match snap.find(&key) {
-            Some(Found::File(f)) => contents(&request.uri, &f.rel, &f.bytes),
+            // Read here when the snapshot knew the file unchanged rather
+            // than read it; refused if it changed since.
+            Some(Found::File(f)) => match f.bytes() {
+                Ok(bytes) => contents(&request.uri, &f.rel, &bytes),
+                Err(e) => return Err(ErrorData::resource_not_found(e.to_string(), None)),
+            },
             Some(Found::Index(bytes)) => contents(&request.uri, "index.json", bytes),
             None => return Err(not_found(&request.uri)),
         };

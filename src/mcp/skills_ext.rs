@@ -13,7 +13,7 @@
 //! whose Agent Skills fields have other types than the extension's schema
 //! (`metadata` values that are maps, as OpenClaw writes them).
 
-use super::resources::{as_text, mime_type, ServedSkill, Snapshot};
+use super::resources::{mime_type, ServedSkill, Snapshot};
 use rmcp::model::{
     Resource, Skill, SkillFrontmatter, SkillResource, SkillResources, DIRECTORY_MIME_TYPE,
 };
@@ -89,7 +89,7 @@ pub fn entry(s: &ServedSkill) -> Result<Skill, NotListed> {
     let files = s
         .files
         .iter()
-        .map(|f| SkillResource::new(f.uri.clone(), f.digest.clone(), f.bytes.len() as u64))
+        .map(|f| SkillResource::new(f.uri.clone(), f.digest.to_string(), f.size))
         .collect();
     let skill = Skill::new(s.uri.clone(), fm, SkillResources::Files(files));
     skill
@@ -124,8 +124,8 @@ pub fn directory(snap: &Snapshot, canonical_uri: &str) -> Option<Vec<Resource>> 
             .map(|(uri, name, file)| match file {
                 None => Resource::new(uri, name).with_mime_type(DIRECTORY_MIME_TYPE),
                 Some(f) => Resource::new(uri, name)
-                    .with_mime_type(mime_type(&f.rel, as_text(&f.bytes).is_some()))
-                    .with_size(f.bytes.len() as u64),
+                    .with_mime_type(mime_type(&f.rel, f.text))
+                    .with_size(f.size),
             })
             .collect(),
     )

@@ -10,6 +10,7 @@
 //! Only modifications count: reading files raises access events on Linux,
 //! and the server's own reads must not wake it.
 
+use super::kept::{Kept, Known, Store};
 use super::resources::Snapshot;
 use super::server::Shared;
 use crate::engine::catalog::Catalog;
@@ -19,7 +20,7 @@ use notify::event::{EventKind, MetadataKind, ModifyKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,21 +34,23 @@ pub struct Reloader {
     _thread: std::thread::JoinHandle<()>,
 }
 
-/// A watcher setting its watches, waiting for the first snapshot.
-pub struct Watching {
-    ready: Receiver<()>,
-    start: Sender<Arc<Shared>>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-/// Starts watching while the first snapshot is read rather than after it:
-/// the watches (one inotify watch per directory of every skill) are set on
-/// the reload thread meanwhile, and a change they see before the snapshot
-/// is served reloads at once. As ever, a change to a directory before its
-/// watch is set goes unseen. `log` receives one line per reload or
-/// problem. Call [`Watching::reload`] with what is served.
-pub fn spawn(env: Environment, log: fn(&str)) -> notify::Result<Watching> {
+/// Reloads into `shared` from now on. The watches (one inotify watch per
+/// directory of every skill) are set on the reload thread while the server
+/// answers, not while the first snapshot is read: the snapshot's own walk
+/// would raise an event in every directory already watched. Once they are
+/// set the tree is looked at once more, so a change made before its
+/// directory was watched is served too. `store` holds what the first
+/// build kept, and is saved if that build `read` files. `log` receives
+/// one line per reload or problem.
+pub fn start(
+    env: Environment,
+    shared: Arc<Shared>,
+    store: Store,
+    read: usize,
+    log: fn(&str),
+) -> notify::Result<Reloader> {
     let (tx, rx) = channel::<()>();
+    let look_again = tx.clone();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         if let Ok(ev) = res {
             if counts(&ev.kind) {
@@ -55,36 +58,19 @@ pub fn spawn(env: Environment, log: fn(&str)) -> notify::Result<Watching> {
             }
         }
     })?;
-    let (ready_tx, ready) = channel::<()>();
-    let (start, start_rx) = channel::<Arc<Shared>>();
     let thread = std::thread::Builder::new()
         .name("skillpm-mcp-watch".into())
         .spawn(move || {
+            let mut store = store;
+            store.save_after(read, log);
             let mut watched = BTreeSet::new();
             add_watches(&env, &mut watcher, &mut watched, log);
-            let _ = ready_tx.send(());
-            if let Ok(shared) = start_rx.recv() {
-                reload_loop(env, shared, watcher, watched, rx, log);
-            }
+            let _ = look_again.send(());
+            drop(look_again);
+            reload_loop(env, shared, &mut store, watcher, watched, rx, log);
         })
         .map_err(notify::Error::io)?;
-    Ok(Watching {
-        ready,
-        start,
-        thread,
-    })
-}
-
-impl Watching {
-    /// Waits until the watches are set, then reloads into `shared` from
-    /// now on; a change seen since [`spawn`] reloads at once.
-    pub fn reload(self, shared: Arc<Shared>) -> Reloader {
-        let _ = self.ready.recv();
-        let _ = self.start.send(shared);
-        Reloader {
-            _thread: self.thread,
-        }
-    }
+    Ok(Reloader { _thread: thread })
 }
 
 fn counts(kind: &EventKind) -> bool {
@@ -161,15 +147,19 @@ fn settle(rx: &Receiver<()>) -> bool {
     }
 }
 
-/// Reads the tree until two looks agree, then returns the snapshot.
+/// Reads the tree until two looks agree, then returns the snapshot;
+/// what `kept` holds unchanged is not read, and it is left holding what
+/// this build read.
 pub fn build_settled(
     env: &Environment,
     rx: Option<&Receiver<()>>,
+    kept: &mut Kept,
 ) -> Result<Snapshot, ConfigError> {
     let mut tries = 0;
     loop {
-        let catalog = Catalog::build(env)?;
-        let snap = Snapshot::build(catalog);
+        let catalog = Catalog::build_keeping(env, &mut kept.parses)?;
+        let snap = Snapshot::build(catalog, &kept.files);
+        kept.files = Known::of(&snap);
         let moved = rx.is_some_and(drain);
         if (snap.unsettled || moved) && tries < MAX_RETRIES {
             tries += 1;
@@ -190,6 +180,7 @@ pub fn build_settled(
 fn reload_loop(
     env: Environment,
     shared: Arc<Shared>,
+    store: &mut Store,
     mut watcher: RecommendedWatcher,
     mut watched: BTreeSet<(PathBuf, bool)>,
     rx: Receiver<()>,
@@ -199,7 +190,7 @@ fn reload_loop(
         if !settle(&rx) {
             return;
         }
-        let snap = match build_settled(&env, Some(&rx)) {
+        let snap = match build_settled(&env, Some(&rx), &mut store.kept) {
             Ok(s) => s,
             Err(e) => {
                 log(&format!(
@@ -209,6 +200,7 @@ fn reload_loop(
             }
         };
         let served = snap.skills.len();
+        store.save_after(snap.read, log);
         if let Some(change) = shared.swap(snap) {
             log(&format!(
                 "reloaded: {served} skill(s) served, {} resource(s) changed",

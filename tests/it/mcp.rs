@@ -1632,3 +1632,52 @@ fn every_result_names_the_server_in_its_meta() {
         "skill://alpha/SKILL.md"
     );
 }
+
+/// A second start over a tree that did not change reads no file: the
+/// parses and digests the first start kept (in skillpm's cache) serve,
+/// and every answer is the same. A file changed since is read again.
+#[test]
+fn a_start_over_an_unchanged_tree_reads_no_file() {
+    let tree = Tree::new();
+    // Files changed within a clock tick of their read are not kept.
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    let requests = [
+        request(1, "skills/list", json!({})),
+        request(2, "resources/list", json!({})),
+        request(
+            3,
+            "resources/read",
+            json!({"uri": "skill://alpha/references/guide.md"}),
+        ),
+        request(4, "skills/get", json!({"uri": "skill://alpha/SKILL.md"})),
+    ];
+    let read_line = |stderr: &str| {
+        stderr
+            .lines()
+            .find(|l| l.contains("file(s) read"))
+            .unwrap_or_else(|| panic!("no start-up line: {stderr}"))
+            .to_string()
+    };
+    let (cold, stderr) = stdio_batch(&tree.f, &requests);
+    assert!(!read_line(&stderr).contains(" 0 file(s) read"), "{stderr}");
+    let (warm, stderr) = stdio_batch(&tree.f, &requests);
+    assert!(
+        read_line(&stderr).contains(" 0 file(s) read, 0 SKILL.md parsed"),
+        "{stderr}"
+    );
+    for id in 1..=4 {
+        assert_eq!(warm[&id]["result"], cold[&id]["result"], "answer {id}");
+    }
+    assert_eq!(
+        warm[&3]["result"]["contents"][0]["text"], "guide v1\n",
+        "read on request"
+    );
+    tree.f
+        .write(&tree.served["alpha"], "references/guide.md", "guide v2\n");
+    let (changed, stderr) = stdio_batch(&tree.f, &requests);
+    assert!(
+        read_line(&stderr).contains(" 1 file(s) read, 0 SKILL.md parsed"),
+        "{stderr}"
+    );
+    assert_eq!(changed[&3]["result"]["contents"][0]["text"], "guide v2\n");
+}

@@ -10,6 +10,7 @@ pub mod archive;
 pub mod audit;
 pub mod bounded;
 pub mod checksum;
+pub mod fingerprint;
 pub mod name;
 pub mod platform;
 pub mod protocol;

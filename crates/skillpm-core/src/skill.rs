@@ -90,14 +90,15 @@ impl SkillError {
 }
 
 /// A non-fatal remark about a loaded skill.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Warning {
     pub line: Option<usize>,
     pub message: String,
 }
 
-/// A parsed `SKILL.md`.
-#[derive(Debug, Clone)]
+/// A parsed `SKILL.md`. Serializable, so a parse can be kept between runs
+/// (`skillpm mcp` keeps its parses, by the file's fingerprint).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SkillDoc {
     /// Every frontmatter key, known or not, in file order.
     pub frontmatter: Map<String, Value>,

@@ -9,11 +9,12 @@ use crate::config::{ConfigError, Environment};
 use crate::discover::{self, Found, Root, Scope};
 use crate::eligibility::{Probe, Reason, Requirements};
 use crate::parallel::Workers;
+use crate::parses::{self, Fresh, Parsed, Parses};
 use crate::tools::{ToolPolicy, ToolRefs, ToolStatus, Verdict};
 use crate::triggers::{self, Triggers};
 use serde_json::{json, Value};
 use skillpm_core::checksum::Checksum;
-use skillpm_core::skill::{self, SkillDoc, SkillError, Warning};
+use skillpm_core::skill::{SkillDoc, SkillError, Warning};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -89,6 +90,38 @@ impl Catalog {
     /// Discovers, parses and evaluates every skill visible from `env`.
     pub fn build(env: &Environment) -> Result<Catalog, ConfigError> {
         Ok(Catalog::build_from(env, discover::layout(env)?, None))
+    }
+
+    /// [`Catalog::build`], taking the kept parse of each `SKILL.md` whose
+    /// fingerprint is unchanged, and leaving in `parses` those of this
+    /// build ([`crate::parses`]).
+    pub fn build_keeping(env: &Environment, parses: &mut Parses) -> Result<Catalog, ConfigError> {
+        let layout = discover::layout(env)?;
+        let tool_policy = crate::config::tool_policy(env).unwrap_or_default();
+        let found = discover::scan(&layout);
+        let now = std::time::SystemTime::now();
+        let all: Vec<_> = env.workers.chunked(&found, 64, |part| {
+            part.iter()
+                .map(|f| parses.parse(&f.skill_md, now))
+                .collect()
+        });
+        let mut parsed = Vec::with_capacity(all.len());
+        let mut kept = HashMap::with_capacity(all.len());
+        let mut fresh = 0;
+        for (f, (p, k, Fresh(new))) in found.iter().zip(all) {
+            fresh += usize::from(new && p.is_ok());
+            parsed.push(p);
+            kept.extend(k.map(|k| (f.skill_md.clone(), k)));
+        }
+        parses.replace(kept, fresh);
+        Ok(Catalog::assemble_parsed(
+            env,
+            layout,
+            found,
+            parsed,
+            None,
+            tool_policy,
+        ))
     }
 
     /// The catalog over `layout`'s roots, reading eligibility keys in
@@ -270,18 +303,12 @@ impl Catalog {
     }
 }
 
-/// A `SKILL.md` parsed, with the digest of the bytes it was parsed from.
-type Parsed = Result<(SkillDoc, Checksum), SkillError>;
-
 /// Parses every `SKILL.md`, spread over the available cores: reading and
 /// YAML parsing dominate `status` on large trees.
 fn parse_all(workers: &Workers, found: &[Found]) -> Vec<Parsed> {
     workers.chunked(found, 64, |part| {
         part.iter()
-            .map(|f| {
-                let bytes = skill::read_bytes(&f.skill_md)?;
-                Ok((skill::parse(&bytes)?, Checksum::of_bytes(&bytes)))
-            })
+            .map(|f| parses::read_and_parse(&f.skill_md))
             .collect()
     })
 }

@@ -23,6 +23,9 @@ pub struct SkillFiles {
     pub notes: Vec<String>,
     /// The walk stopped at [`MAX_WALK_ENTRIES`]: `files` is not all of it.
     pub truncated: bool,
+    /// The skill's real path, which every file's is below; `None` when
+    /// the skill's directory could not be resolved (then nothing is found).
+    pub base: Option<PathBuf>,
 }
 
 /// The files of the skill at `dir`, leaving out dot entries, sub-skill
@@ -47,6 +50,7 @@ fn walk(dir: &Path, nested: bool) -> SkillFiles {
     let Ok(base) = dir.canonicalize() else {
         return out;
     };
+    out.base = Some(base.clone());
     let mut seen = HashSet::new();
     let mut entries = 0usize;
     let mut stack = vec![(base.clone(), String::new())];

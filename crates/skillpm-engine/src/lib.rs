@@ -18,6 +18,7 @@ pub mod installers;
 pub mod lifecycle;
 pub mod load;
 pub mod parallel;
+pub mod parses;
 pub mod prompt;
 pub mod search;
 pub use skillpm_core::skill;

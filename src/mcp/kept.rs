@@ -1,0 +1,212 @@
+//! What the server keeps between starts, so a start over a tree that did
+//! not change reads no file: the catalogue's `SKILL.md` parses
+//! ([`Parses`]) and each served file's digest, size and kind ([`Known`]),
+//! each by the fingerprint the file had when it was read
+//! ([`skillpm_core::fingerprint`]). One file per project in skillpm's
+//! cache (`mcp-v1/`), written after a start or reload once the server
+//! answers, and read at the next start.
+//!
+//! A file whose fingerprint changed is read again; one changed within a
+//! clock tick of its read is not kept. A kept file's bytes are read when a
+//! client asks for them and served only if they still have the kept digest
+//! (`ServedFile::bytes`), so the manifest and what a client reads agree
+//! whatever the cache says. The cache is trusted like the skill roots it
+//! describes: the frontmatter a kept parse gives is served as the skill's.
+//! Anything wrong with it (unreadable, another layout, too large) makes a
+//! start read everything, as the first one did.
+
+use super::resources::Snapshot;
+use serde::{Deserialize, Serialize};
+use skillpm_core::checksum::Checksum;
+use skillpm_core::fingerprint::Fingerprint;
+use skillpm_engine::parses::Parses;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+
+/// The layout of the file; another is read as nothing kept.
+const LAYOUT: u32 = 1;
+/// The largest file read back: about 60 times what 10 000 skills need.
+const MAX_KEPT_BYTES: u64 = 1 << 30;
+
+/// Everything kept for one project.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Kept {
+    layout: u32,
+    pub parses: Parses,
+    pub files: Known,
+}
+
+/// Served files by real path, with what their bytes gave when read.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Known(HashMap<PathBuf, KnownFile>);
+
+/// What a served file's bytes gave, and the file's fingerprint then.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KnownFile {
+    fingerprint: Fingerprint,
+    /// Of the bytes served (escaped where they must be).
+    pub digest: Checksum,
+    pub size: u64,
+    pub text: bool,
+}
+
+impl Known {
+    /// What `path` gave when it had `fingerprint`.
+    pub fn get(&self, path: &Path, fingerprint: Fingerprint) -> Option<&KnownFile> {
+        self.0.get(path).filter(|k| k.fingerprint == fingerprint)
+    }
+
+    /// The files `snap` serves whose fingerprint may be trusted.
+    pub fn of(snap: &Snapshot) -> Known {
+        let files = snap.skills.iter().flat_map(|s| &s.files);
+        Known(
+            files
+                .filter_map(|f| {
+                    let known = KnownFile {
+                        fingerprint: f.fingerprint?,
+                        digest: f.digest,
+                        size: f.size,
+                        text: f.text,
+                    };
+                    Some((f.path.clone(), known))
+                })
+                .collect(),
+        )
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Default for Kept {
+    fn default() -> Kept {
+        Kept {
+            layout: LAYOUT,
+            parses: Parses::default(),
+            files: Known::default(),
+        }
+    }
+}
+
+impl Kept {
+    /// What was kept at `path`; nothing when there is none or it cannot
+    /// be read as this layout.
+    pub fn load(path: &Path) -> Kept {
+        skillpm_core::bounded::read(path, MAX_KEPT_BYTES)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Kept>(&bytes).ok())
+            .filter(|k| k.layout == LAYOUT)
+            .unwrap_or_default()
+    }
+
+    /// Writes it at `path` whole (a reader never sees half of it).
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let bytes = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        crate::fs::replace_file(path, &bytes)
+    }
+}
+
+/// What is kept, and the file it is kept in (none without a cache
+/// directory).
+#[derive(Debug)]
+pub struct Store {
+    pub kept: Kept,
+    path: Option<PathBuf>,
+    saves: Arc<Saves>,
+}
+
+/// Whether saves may start, and whether one is owed or under way: the
+/// server's end waits for it ([`Closer::close`]).
+#[derive(Debug, Default)]
+struct Saves {
+    state: Mutex<SaveState>,
+    done: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct SaveState {
+    closed: bool,
+    owed: bool,
+}
+
+/// Ends saving: see [`Closer::close`].
+pub struct Closer(Arc<Saves>);
+
+impl Store {
+    /// What was kept at `path`.
+    pub fn open(path: Option<PathBuf>) -> Store {
+        let kept = path.as_deref().map(Kept::load).unwrap_or_default();
+        Store {
+            kept,
+            path,
+            saves: Arc::default(),
+        }
+    }
+
+    /// Whether the last build read anything (`read` files besides the
+    /// parses it made), so what is kept should be saved.
+    fn changed(&self, read: usize) -> bool {
+        self.path.is_some() && (read > 0 || self.kept.parses.parsed > 0)
+    }
+
+    /// Notes that a save is owed for a build that `read` files: the
+    /// server's end waits for it even if it has not started yet.
+    pub fn owe(&self, read: usize) {
+        if self.changed(read) {
+            self.saves.lock().owed = true;
+        }
+    }
+
+    /// Writes what is kept if the last build read anything, unless the
+    /// server is ending. A failure costs the next start its speed only,
+    /// so it is logged and serving goes on.
+    pub fn save_after(&self, read: usize, log: fn(&str)) {
+        let mut state = self.saves.lock();
+        if let (Some(path), false, true) = (&self.path, state.closed, self.changed(read)) {
+            if let Err(e) = self.kept.save(path) {
+                log(&format!(
+                    "cannot keep the start-up cache {}: {e}",
+                    path.display()
+                ));
+            }
+        }
+        state.owed = false;
+        self.saves.done.notify_all();
+    }
+
+    pub fn closer(&self) -> Closer {
+        Closer(self.saves.clone())
+    }
+}
+
+impl Saves {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SaveState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Closer {
+    /// Waits for a save owed or under way, and lets no other start: the
+    /// process ends next, and a save cut short would leave its temporary
+    /// file behind (and the next start would read everything again).
+    pub fn close(self) {
+        let mut state = self.0.lock();
+        while state.owed {
+            state = self
+                .0
+                .done
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        state.closed = true;
+    }
+}
