@@ -1,7 +1,10 @@
-//! The served snapshot: every file of every served skill, read once, with
-//! its digest, so a manifest and the bytes a client then reads always
-//! agree. A reload builds a new snapshot beside the old one and swaps it in
-//! whole (see `watch`), so a client never sees half of a change.
+//! The served snapshot: every file of every served skill with its digest,
+//! so a manifest and the bytes a client then reads always agree. A file is
+//! read when the snapshot is built, or, when what an earlier read gave is
+//! known unchanged ([`Known`]), on the first request, and then served only
+//! if it still has the digest listed. A reload builds a new snapshot beside
+//! the old one and swaps it in whole (see `watch`), so a client never sees
+//! half of a change.
 //!
 //! What is served is exactly what `status` calls eligible, minus
 //! `user_invocable_only` skills (which the prompt hides from the agent

@@ -102,26 +102,23 @@ impl Catalog {
         let now = std::time::SystemTime::now();
         let all: Vec<_> = env.workers.chunked(&found, 64, |part| {
             part.iter()
-                .map(|f| parses.parse(&f.skill_md, now))
+                .map(|f| {
+                    let (parsed, kept, Fresh(new)) = parses.parse(&f.skill_md, now);
+                    let fresh = new && parsed.is_ok();
+                    (entry(f.clone(), parsed, &layout.roots, None), kept, fresh)
+                })
                 .collect()
         });
-        let mut parsed = Vec::with_capacity(all.len());
+        let mut skills = Vec::with_capacity(all.len());
         let mut kept = HashMap::with_capacity(all.len());
-        let mut fresh = 0;
-        for (f, (p, k, Fresh(new))) in found.iter().zip(all) {
-            fresh += usize::from(new && p.is_ok());
-            parsed.push(p);
+        let mut parsed = 0;
+        for (f, (e, k, fresh)) in found.iter().zip(all) {
+            skills.push(e);
+            parsed += usize::from(fresh);
             kept.extend(k.map(|k| (f.skill_md.clone(), k)));
         }
-        parses.replace(kept, fresh);
-        Ok(Catalog::assemble_parsed(
-            env,
-            layout,
-            found,
-            parsed,
-            None,
-            tool_policy,
-        ))
+        parses.replace(kept, parsed);
+        Ok(Catalog::assemble_entries(env, layout, skills, tool_policy))
     }
 
     /// The catalog over `layout`'s roots, reading eligibility keys in
@@ -184,8 +181,18 @@ impl Catalog {
         tool_policy: ToolPolicy,
     ) -> Catalog {
         let found = discover::scan(&layout);
-        let parsed = parse_all(&env.workers, &found);
-        Catalog::assemble_parsed(env, layout, found, parsed, dialect, tool_policy)
+        // Each skill is read, parsed and made an entry on the pool: YAML
+        // and the trigger patterns' compiling are most of a large tree's
+        // catalogue.
+        let skills = env.workers.chunked(&found, 64, |part| {
+            part.iter()
+                .map(|f| {
+                    let parsed = parses::read_and_parse(&f.skill_md);
+                    entry(f.clone(), parsed, &layout.roots, dialect)
+                })
+                .collect()
+        });
+        Catalog::assemble_entries(env, layout, skills, tool_policy)
     }
 
     fn assemble_parsed(
@@ -196,11 +203,22 @@ impl Catalog {
         dialect: Option<&[Key]>,
         tool_policy: ToolPolicy,
     ) -> Catalog {
-        let mut skills: Vec<SkillEntry> = found
+        let skills: Vec<SkillEntry> = found
             .into_iter()
             .zip(parsed)
             .map(|(f, doc)| entry(f, doc, &layout.roots, dialect))
             .collect();
+        Catalog::assemble_entries(env, layout, skills, tool_policy)
+    }
+
+    /// The catalog of `skills` found in `layout`: shadowing, links between
+    /// roots, and eligibility.
+    fn assemble_entries(
+        env: &Environment,
+        layout: discover::Layout,
+        mut skills: Vec<SkillEntry>,
+        tool_policy: ToolPolicy,
+    ) -> Catalog {
         skills.sort_by(|a, b| a.command.cmp(&b.command).then(b.root.cmp(&a.root)));
         merge_links(&mut skills);
         evaluate(
