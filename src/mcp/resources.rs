@@ -19,6 +19,7 @@ use super::kept::{Known, KnownFile};
 use super::uri::{self, INDEX_URI};
 use crate::engine::catalog::{Catalog, SkillEntry};
 use crate::engine::files as files_walk;
+use crate::engine::parallel::Workers;
 use crate::engine::search::SearchIndex;
 use serde_json::{json, Map, Value};
 use skillpm_core::checksum::Checksum;
@@ -191,12 +192,24 @@ pub enum Found<'a> {
 impl Snapshot {
     /// Reads every served skill of `catalog`, but not the files `known`
     /// holds unchanged.
-    pub fn build(catalog: Catalog, known: &Known) -> Snapshot {
+    pub fn build(catalog: Catalog, known: &Known, workers: &Workers) -> Snapshot {
+        // Each skill is walked and stated (and read, where not known) on
+        // the pool.
+        let entries: Vec<&SkillEntry> = catalog.visible().collect();
+        let looked = workers.chunked(&entries, 64, |part| {
+            part.iter()
+                .map(|entry| {
+                    let mut look = Look::default();
+                    (read_skill(entry, &mut look, known), look)
+                })
+                .collect()
+        });
         let mut snap = Snapshot::default();
-        for entry in catalog.visible() {
-            if let Some(s) = read_skill(entry, &mut snap, known) {
-                snap.skills.push(s);
-            }
+        for (skill, look) in looked {
+            snap.skills.extend(skill);
+            snap.notes.extend(look.notes);
+            snap.unsettled |= look.unsettled;
+            snap.read += look.read;
         }
         // Skills are sorted by command, so a nested skill comes after the
         // skills enclosing it and its own entry wins for the URIs they
@@ -348,10 +361,19 @@ pub fn as_text(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
-fn read_skill(entry: &SkillEntry, snap: &mut Snapshot, known: &Known) -> Option<ServedSkill> {
+/// What reading one skill found besides the skill: the snapshot's fields
+/// of the same names, summed over the skills.
+#[derive(Default)]
+struct Look {
+    notes: Vec<String>,
+    unsettled: bool,
+    read: usize,
+}
+
+fn read_skill(entry: &SkillEntry, snap: &mut Look, known: &Known) -> Option<ServedSkill> {
     let command = &entry.command;
     let mut notes = Vec::new();
-    let over = |snap: &mut Snapshot, what: String| -> Option<ServedSkill> {
+    let over = |snap: &mut Look, what: String| -> Option<ServedSkill> {
         snap.notes.push(format!(
             "{command}: not served: {what}, over the MCP Skills extension's limits \
              ({MAX_MANIFEST_FILES} files, {MAX_SKILL_BYTES} bytes)"
@@ -607,6 +629,7 @@ mod tests {
         Snapshot::build(
             Catalog::from_roots(&env, &[root.to_path_buf()], ToolPolicy::default()),
             &Known::default(),
+            &env.workers,
         )
     }
 
@@ -679,12 +702,12 @@ mod tests {
         let env = Environment::isolated();
         let catalog =
             || Catalog::from_roots(&env, std::slice::from_ref(&root), ToolPolicy::default());
-        let same = Snapshot::build(catalog(), &Known::default());
+        let same = Snapshot::build(catalog(), &Known::default(), &env.workers);
         assert_eq!(same.skills[0].description, "First");
         assert!(!same.unsettled);
         let before = catalog();
         write(&md, "---\nname: a\ndescription: Other\n---\n");
-        let changed = Snapshot::build(before, &Known::default());
+        let changed = Snapshot::build(before, &Known::default(), &env.workers);
         assert_eq!(changed.skills[0].description, "Other");
         assert_eq!(
             changed.skills[0].files[0].digest,
@@ -711,7 +734,7 @@ mod tests {
         let env = Environment::isolated();
         let catalog =
             || Catalog::from_roots(&env, std::slice::from_ref(&root), ToolPolicy::default());
-        let mut first = Snapshot::build(catalog(), &Known::default());
+        let mut first = Snapshot::build(catalog(), &Known::default(), &env.workers);
         assert_eq!(first.read, 3);
         // Files written a moment ago are never kept (their fingerprint
         // could hide a change in the same clock tick); these are taken as
@@ -720,7 +743,7 @@ mod tests {
             f.fingerprint = Some(Fingerprint::of(&std::fs::metadata(&f.path).unwrap()));
         }
         let known = Known::of(&first);
-        let second = Snapshot::build(catalog(), &known);
+        let second = Snapshot::build(catalog(), &known, &env.workers);
         assert_eq!(second.read, 0, "nothing read: {:?}", second.notes);
         assert_eq!(second.digests(), first.digests());
         let file = |snap: &Snapshot, rel: &str| match snap.find(&format!("skill://a/{rel}")) {
@@ -736,7 +759,7 @@ mod tests {
             std::os::unix::fs::symlink(t.path().join("secret.md"), root.join("a/s.md")).unwrap();
             assert!(file(&second, "s.md").bytes().is_err(), "a link out");
         }
-        let third = Snapshot::build(catalog(), &known);
+        let third = Snapshot::build(catalog(), &known, &env.workers);
         assert_eq!(&*file(&third, "r.md").bytes().unwrap(), b"ONE");
         assert_eq!(
             file(&third, "r.md").digest,

@@ -158,7 +158,7 @@ pub fn build_settled(
     let mut tries = 0;
     loop {
         let catalog = Catalog::build_keeping(env, &mut kept.parses)?;
-        let snap = Snapshot::build(catalog, &kept.files);
+        let snap = Snapshot::build(catalog, &kept.files, &env.workers);
         kept.files = Known::of(&snap);
         let moved = rx.is_some_and(drain);
         if (snap.unsettled || moved) && tries < MAX_RETRIES {
