@@ -19,9 +19,11 @@ use super::resources::Snapshot;
 use serde::{Deserialize, Serialize};
 use skillpm_core::checksum::Checksum;
 use skillpm_core::fingerprint::Fingerprint;
+use skillpm_engine::parallel::Workers;
 use skillpm_engine::parses::Parses;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 /// The layout of the file; another is read as nothing kept.
@@ -119,7 +121,11 @@ impl Kept {
 /// directory).
 #[derive(Debug)]
 pub struct Store {
-    pub kept: Kept,
+    kept: Kept,
+    /// The kept file being read on the worker pool, while discovery
+    /// walks the roots: reading it back is a tenth of a warm start over
+    /// 10 000 skills. [`Store::kept`] takes it.
+    loading: Option<Receiver<Kept>>,
     path: Option<PathBuf>,
     saves: Arc<Saves>,
 }
@@ -142,14 +148,29 @@ struct SaveState {
 pub struct Closer(Arc<Saves>);
 
 impl Store {
-    /// What was kept at `path`.
-    pub fn open(path: Option<PathBuf>) -> Store {
-        let kept = path.as_deref().map(Kept::load).unwrap_or_default();
+    /// What was kept at `path`, read on `workers` from now on.
+    pub fn open(path: Option<PathBuf>, workers: &Workers) -> Store {
+        let loading = path.clone().map(|path| {
+            let (tx, rx) = channel();
+            workers.spawn(move || {
+                let _ = tx.send(Kept::load(&path));
+            });
+            rx
+        });
         Store {
-            kept,
+            kept: Kept::default(),
+            loading,
             path,
             saves: Arc::default(),
         }
+    }
+
+    /// What is kept, once read.
+    pub fn kept(&mut self) -> &mut Kept {
+        if let Some(rx) = self.loading.take() {
+            self.kept = rx.recv().unwrap_or_default();
+        }
+        &mut self.kept
     }
 
     /// Whether the last build read anything (`read` files besides the

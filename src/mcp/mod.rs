@@ -90,8 +90,8 @@ pub fn run(
             return Err(ServeError::NotLoopback(addr));
         }
     }
-    let mut store = kept::Store::open(kept);
-    let snap = watch::build_settled(&env, None, &mut store.kept).map_err(ServeError::Catalog)?;
+    let mut store = kept::Store::open(kept, &env.workers);
+    let snap = watch::build_settled(&env, None, &mut store).map_err(ServeError::Catalog)?;
     let read = snap.read;
     for n in &snap.notes {
         log(n);
@@ -100,7 +100,7 @@ pub fn run(
         "serving {} skill(s); {} file(s) read, {} SKILL.md parsed, the rest known unchanged",
         snap.skills.len(),
         snap.read,
-        store.kept.parses.parsed
+        store.kept().parses.parsed
     ));
     let shared = Shared::new(snap);
     store.owe(read);

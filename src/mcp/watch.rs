@@ -10,7 +10,7 @@
 //! Only modifications count: reading files raises access events on Linux,
 //! and the server's own reads must not wake it.
 
-use super::kept::{Kept, Known, Store};
+use super::kept::{Known, Store};
 use super::resources::Snapshot;
 use super::server::Shared;
 use crate::engine::catalog::Catalog;
@@ -148,16 +148,18 @@ fn settle(rx: &Receiver<()>) -> bool {
 }
 
 /// Reads the tree until two looks agree, then returns the snapshot;
-/// what `kept` holds unchanged is not read, and it is left holding what
+/// what `store` keeps unchanged is not read, and it is left keeping what
 /// this build read.
 pub fn build_settled(
     env: &Environment,
     rx: Option<&Receiver<()>>,
-    kept: &mut Kept,
+    store: &mut Store,
 ) -> Result<Snapshot, ConfigError> {
     let mut tries = 0;
     loop {
-        let catalog = Catalog::build_keeping(env, &mut kept.parses)?;
+        let found = Catalog::discover(env)?;
+        let kept = store.kept();
+        let catalog = Catalog::build_keeping(env, found, &mut kept.parses);
         let snap = Snapshot::build(catalog, &kept.files, &env.workers);
         kept.files = Known::of(&snap);
         let moved = rx.is_some_and(drain);
@@ -190,7 +192,7 @@ fn reload_loop(
         if !settle(&rx) {
             return;
         }
-        let snap = match build_settled(&env, Some(&rx), &mut store.kept) {
+        let snap = match build_settled(&env, Some(&rx), store) {
             Ok(s) => s,
             Err(e) => {
                 log(&format!(

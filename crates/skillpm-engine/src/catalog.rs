@@ -77,6 +77,12 @@ pub struct SkillEntry {
     pub needed_by: Vec<String>,
 }
 
+/// The skills discovery found, not yet read.
+pub struct Discovered {
+    layout: discover::Layout,
+    found: Vec<Found>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Catalog {
     pub project: Option<PathBuf>,
@@ -92,13 +98,20 @@ impl Catalog {
         Ok(Catalog::build_from(env, discover::layout(env)?, None))
     }
 
-    /// [`Catalog::build`], taking the kept parse of each `SKILL.md` whose
-    /// fingerprint is unchanged, and leaving in `parses` those of this
-    /// build ([`crate::parses`]).
-    pub fn build_keeping(env: &Environment, parses: &mut Parses) -> Result<Catalog, ConfigError> {
+    /// The first half of [`Catalog::build_keeping`]: the roots walked,
+    /// nothing read, so a caller may still be loading the kept parses.
+    pub fn discover(env: &Environment) -> Result<Discovered, ConfigError> {
         let layout = discover::layout(env)?;
-        let tool_policy = crate::config::tool_policy(env).unwrap_or_default();
         let found = discover::scan(&layout);
+        Ok(Discovered { layout, found })
+    }
+
+    /// [`Catalog::build`] of what [`Catalog::discover`] found, taking the
+    /// kept parse of each `SKILL.md` whose fingerprint is unchanged, and
+    /// leaving in `parses` those of this build ([`crate::parses`]).
+    pub fn build_keeping(env: &Environment, found: Discovered, parses: &mut Parses) -> Catalog {
+        let Discovered { layout, found } = found;
+        let tool_policy = crate::config::tool_policy(env).unwrap_or_default();
         let now = std::time::SystemTime::now();
         let all: Vec<_> = env.workers.chunked(&found, 64, |part| {
             part.iter()
@@ -118,7 +131,7 @@ impl Catalog {
             kept.extend(k.map(|k| (f.skill_md.clone(), k)));
         }
         parses.replace(kept, parsed);
-        Ok(Catalog::assemble_entries(env, layout, skills, tool_policy))
+        Catalog::assemble_entries(env, layout, skills, tool_policy)
     }
 
     /// The catalog over `layout`'s roots, reading eligibility keys in
