@@ -28,13 +28,16 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 /// The layout of the file; another is read as nothing kept.
 const LAYOUT: u32 = 1;
-/// The largest file read back: about 60 times what 10 000 skills need.
+/// The largest file read back: about 50 times what 10 000 skills need.
 const MAX_KEPT_BYTES: u64 = 1 << 30;
 
 /// Everything kept for one project.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Kept {
     layout: u32,
+    /// The skillpm that wrote it: a parse is what that version's parser
+    /// made of the file, so another version parses again.
+    version: String,
     pub parses: Parses,
     pub files: Known,
 }
@@ -90,6 +93,7 @@ impl Default for Kept {
     fn default() -> Kept {
         Kept {
             layout: LAYOUT,
+            version: env!("CARGO_PKG_VERSION").to_string(),
             parses: Parses::default(),
             files: Known::default(),
         }
@@ -103,7 +107,7 @@ impl Kept {
         skillpm_core::bounded::read(path, MAX_KEPT_BYTES)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<Kept>(&bytes).ok())
-            .filter(|k| k.layout == LAYOUT)
+            .filter(|k| k.layout == LAYOUT && k.version == env!("CARGO_PKG_VERSION"))
             .unwrap_or_default()
     }
 
