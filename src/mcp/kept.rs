@@ -111,13 +111,25 @@ impl Kept {
             .unwrap_or_default()
     }
 
-    /// Writes it at `path` whole (a reader never sees half of it).
+    /// Writes it at `path` whole: staged beside it, then renamed, so a
+    /// reader never sees half of it. A save cut short (the server killed
+    /// mid-write) leaves its staging file, named for the project; the next
+    /// save removes it.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(std::io::Error::other("no file name"));
+        };
+        std::fs::create_dir_all(dir)?;
+        let prefix = format!(".{}.", name.to_string_lossy());
+        for stale in std::fs::read_dir(dir)?.flatten() {
+            if stale.file_name().to_string_lossy().starts_with(&prefix) {
+                let _ = std::fs::remove_file(stale.path());
+            }
         }
         let bytes = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        crate::fs::replace_file(path, &bytes)
+        let mut staged = tempfile::Builder::new().prefix(&prefix).tempfile_in(dir)?;
+        std::io::Write::write_all(&mut staged, &bytes)?;
+        staged.persist(path).map(drop).map_err(|e| e.error)
     }
 }
 
@@ -233,5 +245,45 @@ impl Closer {
                 .unwrap_or_else(PoisonError::into_inner);
         }
         state.closed = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a save wrote loads back; a staging file a killed save left
+    /// behind is removed by the next save; and a file of another version
+    /// is read as nothing kept.
+    #[test]
+    fn saves_whole_and_clears_what_a_cut_save_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp-v1").join("0123abcd");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let left = path.parent().unwrap().join(".0123abcd.Xy12");
+        std::fs::write(&left, "{\"layout\": 1, \"half").unwrap();
+        let other = path.parent().unwrap().join(".ffff.Zz99");
+        std::fs::write(&other, "another project's").unwrap();
+        let file = KnownFile {
+            fingerprint: Fingerprint::of(&std::fs::metadata(&other).unwrap()),
+            digest: Checksum::of_bytes(b"x"),
+            size: 1,
+            text: true,
+        };
+        let kept = Kept {
+            files: Known(HashMap::from([(other.clone(), file)])),
+            ..Kept::default()
+        };
+        kept.save(&path).unwrap();
+        assert!(!left.exists(), "the cut save's file is gone");
+        assert!(other.exists(), "another project's is not touched");
+        assert_eq!(Kept::load(&path).files.len(), 1);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace(env!("CARGO_PKG_VERSION"), "0.0.0-other"),
+        )
+        .unwrap();
+        assert!(Kept::load(&path).files.is_empty(), "another version's");
     }
 }
