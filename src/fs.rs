@@ -162,11 +162,18 @@ pub const PENDING: &str = ".skillpm-pending-";
 /// killed before renaming them leaves. The caller holds the project lock,
 /// so no run of its own is writing them.
 pub fn sweep_pending(dir: &Path) {
+    sweep_staged(dir, PENDING)
+}
+
+/// Removes the files in `dir` whose name starts with `prefix`: what a
+/// writer that stages under that prefix left when it was killed between
+/// staging and renaming. The caller knows no writer of its own is at it.
+pub fn sweep_staged(dir: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
-        let ours = e.file_name().to_string_lossy().starts_with(PENDING);
+        let ours = e.file_name().to_string_lossy().starts_with(prefix);
         if ours && e.file_type().is_ok_and(|t| t.is_file()) {
             let _ = std::fs::remove_file(e.path());
         }
@@ -177,7 +184,12 @@ pub fn sweep_pending(dir: &Path) {
 /// file, but a crash may lose the write. For caches, where a lost write
 /// only costs a refetch.
 pub fn replace_file(path: &Path, contents: &[u8]) -> io::Result<()> {
-    stage(path, contents, ".tmp")?
+    replace_file_staged(path, contents, ".tmp")
+}
+
+/// [`replace_file`], staging under `prefix` (for [`sweep_staged`]).
+pub fn replace_file_staged(path: &Path, contents: &[u8], prefix: &str) -> io::Result<()> {
+    stage(path, contents, prefix)?
         .persist(path)
         .map(drop)
         .map_err(|e| e.error)

@@ -28,7 +28,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 /// The layout of the file; another is read as nothing kept.
 const LAYOUT: u32 = 1;
-/// The largest file read back: about 50 times what 10 000 skills need.
+/// The largest file read back: far above what the largest trees need.
 const MAX_KEPT_BYTES: u64 = 1 << 30;
 
 /// Everything kept for one project.
@@ -121,15 +121,9 @@ impl Kept {
         };
         std::fs::create_dir_all(dir)?;
         let prefix = format!(".{}.", name.to_string_lossy());
-        for stale in std::fs::read_dir(dir)?.flatten() {
-            if stale.file_name().to_string_lossy().starts_with(&prefix) {
-                let _ = std::fs::remove_file(stale.path());
-            }
-        }
+        crate::fs::sweep_staged(dir, &prefix);
         let bytes = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        let mut staged = tempfile::Builder::new().prefix(&prefix).tempfile_in(dir)?;
-        std::io::Write::write_all(&mut staged, &bytes)?;
-        staged.persist(path).map(drop).map_err(|e| e.error)
+        crate::fs::replace_file_staged(path, &bytes, &prefix)
     }
 }
 
@@ -139,8 +133,8 @@ impl Kept {
 pub struct Store {
     kept: Kept,
     /// The kept file being read on the worker pool, while discovery
-    /// walks the roots: reading it back is a tenth of a warm start over
-    /// 10 000 skills. [`Store::kept`] takes it.
+    /// walks the roots, rather than before it (BENCHMARKS.md,
+    /// `mcp_startup.py`). [`Store::kept`] takes it.
     loading: Option<Receiver<Kept>>,
     path: Option<PathBuf>,
     saves: Arc<Saves>,
